@@ -1,0 +1,67 @@
+import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
+import type { Config } from './infra/config.js';
+import { openDatabase, type Database } from './infra/database/orm.js';
+import { connectRedis } from './infra/redis.js';
+import { createWindowLimiter } from './infra/rate-limit.js';
+import { allowOnly, createHttpServer } from './infra/http/server.js';
+import { registerHealthRoutes } from './infra/http/health.routes.js';
+import { createAuthenticator } from './auth/authenticate.js';
+import { schema } from './graphql/schema.js';
+import { createYogaServer } from './graphql/yoga.js';
+import { registerGraphqlRoutes } from './graphql/graphql.routes.js';
+import { buildOperationRegistry } from './gateway/operation-registry.js';
+import { registerGatewayRoutes } from './gateway/gateway.routes.js';
+import type { Services } from './services.js';
+
+export interface App {
+  http: FastifyInstance;
+  services: Services;
+  database: Database;
+  close(): Promise<void>;
+}
+
+/** Wires the service: database (migrated), Redis, schema, Yoga, routes. Listening is the caller's job. */
+export async function buildApp(config: Config, log = pino({ level: config.logLevel })): Promise<App> {
+  const database = await openDatabase(config.database, log);
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, log) : null;
+  const services: Services = {
+    config,
+    log,
+    orm: database.orm,
+    redis,
+    authenticator: createAuthenticator({ internalApiToken: config.internalApiToken }),
+  };
+
+  const yoga = createYogaServer(services);
+  const registry = buildOperationRegistry(schema);
+  const ipWindow = createWindowLimiter({ name: 'auth-failures', limit: config.limits.authFailuresPerMinute, redis });
+  const http = createHttpServer(services);
+
+  registerHealthRoutes(http, services);
+  registerGraphqlRoutes(http, { services, yoga });
+  registerGatewayRoutes(http, {
+    services,
+    yoga,
+    registry,
+    ipWindow,
+    keyWindow: createWindowLimiter({ name: 'gateway', limit: config.limits.gatewayPerMinute, redis }),
+  });
+  allowOnly(http, '/api/v1/call', ['POST']);
+  allowOnly(http, '/api/v1/operations', ['GET']);
+  allowOnly(http, '/api/v1/operations/:operationId', ['GET']);
+  allowOnly(http, '/schema.graphql', ['GET']);
+  allowOnly(http, '/healthz', ['GET']);
+  allowOnly(http, '/readyz', ['GET']);
+
+  return {
+    http,
+    services,
+    database,
+    async close() {
+      await http.close();
+      redis?.disconnect();
+      await database.close();
+    },
+  };
+}

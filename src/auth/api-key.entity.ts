@@ -1,0 +1,23 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { User } from '../organizations/user.entity.js';
+
+export const SCOPES = ['READ', 'WRITE', 'ADMIN'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** A gateway key (`gk_…`): acts as its owner user within its scopes. Only the SHA-256 of the secret is stored. */
+export const ApiKeySchema = defineEntity({
+  name: 'ApiKey',
+  tableName: 'api_keys',
+  properties: {
+    id: p.uuid().primary().onCreate(() => crypto.randomUUID()),
+    user: () => p.manyToOne(User).ref(),
+    keyHash: p.text().unique(),
+    hint: p.text(),
+    scopes: p.array<Scope>(),
+    createdAt: p.datetime(3).onCreate(() => new Date()),
+    revokedAt: p.datetime(3).nullable(),
+  },
+});
+
+export class ApiKey extends ApiKeySchema.class {}
+ApiKeySchema.setClass(ApiKey);

@@ -1,0 +1,34 @@
+import type { Scope } from './api-key.entity.js';
+import type { UserRole } from '../organizations/user.entity.js';
+
+/** Who is calling. Resolvers and the scope-auth function switch on `type`. */
+export type Principal = AnonymousPrincipal | UserPrincipal | PlatformPrincipal | OrganizationPrincipal;
+
+export interface AnonymousPrincipal {
+  type: 'anonymous';
+}
+
+/** A gateway key acting as its owner user. */
+export interface UserPrincipal {
+  type: 'user';
+  keyId: string;
+  userId: string;
+  organizationId: string;
+  role: UserRole;
+  /** Scopes as granted now: ADMIN is dropped when the owner's role is no longer ADMIN. */
+  scopes: ReadonlySet<Scope>;
+}
+
+/** Internal tools holding INTERNAL_API_TOKEN. */
+export interface PlatformPrincipal {
+  type: 'platform';
+}
+
+/** A skip trace key: an organization-level secret. */
+export interface OrganizationPrincipal {
+  type: 'organization';
+  keyId: string;
+  organizationId: string;
+}
+
+export const anonymous: AnonymousPrincipal = { type: 'anonymous' };

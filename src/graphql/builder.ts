@@ -1,0 +1,52 @@
+import SchemaBuilder from '@pothos/core';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import type { Context, PlatformContext, UserContext } from './context.js';
+import { AppError } from './errors.js';
+
+/**
+ * The one SchemaBuilder. Scopes:
+ * - READ / WRITE / ADMIN: a gateway key holding that scope (ADMIN only while its owner is an ADMIN);
+ * - platform: the INTERNAL_API_TOKEN;
+ * - organizationAdmin(orgId): an ADMIN-scoped key of an ADMIN user of that organization.
+ */
+export const builder = new SchemaBuilder<{
+  Context: Context;
+  DefaultFieldNullability: false;
+  Scalars: { DateTime: { Input: Date; Output: Date } };
+  AuthScopes: {
+    READ: boolean;
+    WRITE: boolean;
+    ADMIN: boolean;
+    platform: boolean;
+    organizationAdmin: string;
+  };
+  AuthContexts: {
+    READ: UserContext;
+    WRITE: UserContext;
+    ADMIN: UserContext;
+    platform: PlatformContext;
+    organizationAdmin: UserContext;
+  };
+}>({
+  plugins: [ScopeAuthPlugin],
+  defaultFieldNullability: false,
+  scopeAuth: {
+    authScopes: ({ principal }) => {
+      const userScope = (scope: 'READ' | 'WRITE' | 'ADMIN') => principal.type === 'user' && principal.scopes.has(scope);
+      return {
+        READ: userScope('READ'),
+        WRITE: userScope('WRITE'),
+        ADMIN: userScope('ADMIN'),
+        platform: principal.type === 'platform',
+        organizationAdmin: (organizationId) => userScope('ADMIN') && principal.type === 'user' && principal.organizationId === organizationId,
+      };
+    },
+    unauthorizedError: (_parent, context, info) =>
+      context.principal.type === 'anonymous'
+        ? new AppError('UNAUTHENTICATED', 'A valid credential is required.')
+        : new AppError('FORBIDDEN', `The credential may not use ${info.parentType.name}.${info.fieldName}.`),
+  },
+});
+
+builder.queryType({});
+builder.mutationType({});

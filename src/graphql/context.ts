@@ -1,0 +1,27 @@
+import type { FastifyBaseLogger as Logger } from 'fastify';
+import type { Em } from '../infra/database/orm.js';
+import type { Principal, UserPrincipal, PlatformPrincipal } from '../auth/principal.js';
+import type { Services } from '../services.js';
+import { createLoaders, type Loaders } from './loaders.js';
+
+/** What the HTTP host hands to Yoga for each request (Yoga's "server context"). */
+export interface RequestContext {
+  principal: Principal;
+  requestId: string;
+  log: Logger;
+}
+
+/** The GraphQL context: per-request state only (forked EntityManager, loaders, principal). */
+export interface Context extends RequestContext {
+  em: Em;
+  services: Services;
+  loaders: Loaders;
+}
+
+export type UserContext = Context & { principal: UserPrincipal };
+export type PlatformContext = Context & { principal: PlatformPrincipal };
+
+export function createContext(request: RequestContext, services: Services): Context {
+  const em = services.orm.em.fork();
+  return { ...request, em, services, loaders: createLoaders(em) };
+}

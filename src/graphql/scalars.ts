@@ -1,0 +1,13 @@
+import { badInput } from './errors.js';
+import { builder } from './builder.js';
+
+/** ISO 8601 UTC timestamps with milliseconds. */
+builder.scalarType('DateTime', {
+  description: 'An ISO 8601 timestamp in UTC, e.g. 2026-11-23T08:15:30.123Z.',
+  serialize: (value) => (value instanceof Date ? value : new Date(value as string)).toISOString(),
+  parseValue: (value) => {
+    const date = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value) ? new Date(value) : null;
+    if (!date || Number.isNaN(date.getTime())) throw badInput('DateTime must be an ISO 8601 timestamp.');
+    return date;
+  },
+});

@@ -1,0 +1,12 @@
+import { lexicographicSortSchema, printSchema } from 'graphql';
+import { builder } from './builder.js';
+import './scalars.js';
+import '../organizations/organizations.schema.js';
+import '../auth/auth.schema.js';
+import '../notifications/notifications.schema.js';
+
+/** The one schema: the gateway, the REST routes and internal tools all run against it. */
+export const schema = builder.toSchema({ sortSchema: true });
+
+/** The SDL checked in as `schema.graphql` and served at `GET /schema.graphql`. */
+export const printedSchema = `${printSchema(lexicographicSortSchema(schema))}\n`;

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+
+/**
+ * All configuration, read once from the environment at start-up. A bad value stops the
+ * process with a message naming the variable (see `loadConfig`). Defaults follow the API
+ * reference; the README tables every variable.
+ */
+const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
+const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
+const int = (def: number, min = 1) => z.preprocess(emptyAsUndefined, z.coerce.number().int().min(min).default(def));
+const bool = (def: boolean) =>
+  z.preprocess(emptyAsUndefined, z.enum(['true', 'false', '1', '0']).default(def ? 'true' : 'false').transform((v) => v === 'true' || v === '1'));
+
+const envSchema = z.object({
+  NODE_ENV: z.preprocess(emptyAsUndefined, z.enum(['development', 'production', 'test']).default('development')),
+  PORT: int(4000, 0).pipe(z.number().max(65535)),
+  HOST: z.preprocess(emptyAsUndefined, z.string().default('0.0.0.0')),
+  LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
+  DATABASE_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+  DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default('./data')),
+  DATABASE_POOL_MAX: int(10),
+  REDIS_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^rediss?$/ }).optional()),
+  INTERNAL_API_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  GATEWAY_RATE_LIMIT_PER_MIN: int(1000),
+  AUTH_FAILURE_LIMIT_PER_MIN: int(120),
+  SKIPTRACE_RATE_LIMIT_PER_MIN: int(1000),
+  SKIPTRACE_MAX_IN_FLIGHT: int(10),
+  SKIPTRACE_TIMEOUT_MS: int(30000),
+  SEED_DEMO: bool(true),
+  TRUST_PROXY: bool(false),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config {
+  env: Env['NODE_ENV'];
+  port: number;
+  host: string;
+  logLevel: Env['LOG_LEVEL'];
+  /** `postgres` when DATABASE_URL is set, else the embedded PGlite under `dataDir`. */
+  database: { kind: 'postgres'; url: string; poolMax: number } | { kind: 'embedded'; dataDir: string };
+  redisUrl?: string;
+  internalApiToken?: string;
+  limits: {
+    gatewayPerMinute: number;
+    authFailuresPerMinute: number;
+    skipTracePerMinute: number;
+    skipTraceMaxInFlight: number;
+    skipTraceTimeoutMs: number;
+  };
+  /** Seeds demo data on first start, only ever into an embedded database. */
+  seedDemo: boolean;
+  trustProxy: boolean;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return {
+    env: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    logLevel: e.LOG_LEVEL,
+    database: e.DATABASE_URL
+      ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX }
+      : { kind: 'embedded', dataDir: e.DATA_DIR },
+    redisUrl: e.REDIS_URL,
+    internalApiToken: e.INTERNAL_API_TOKEN,
+    limits: {
+      gatewayPerMinute: e.GATEWAY_RATE_LIMIT_PER_MIN,
+      authFailuresPerMinute: e.AUTH_FAILURE_LIMIT_PER_MIN,
+      skipTracePerMinute: e.SKIPTRACE_RATE_LIMIT_PER_MIN,
+      skipTraceMaxInFlight: e.SKIPTRACE_MAX_IN_FLIGHT,
+      skipTraceTimeoutMs: e.SKIPTRACE_TIMEOUT_MS,
+    },
+    seedDemo: e.SEED_DEMO,
+    trustProxy: e.TRUST_PROXY,
+  };
+}

@@ -1,0 +1,62 @@
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { MikroORM as PgliteORM } from '@mikro-orm/pglite';
+import { MikroORM as PostgresORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/sql';
+import { Migrator } from '@mikro-orm/migrations';
+import { mkdirSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { entities } from './entities.js';
+import { migrationsList } from '../../../migrations/index.js';
+
+export type Orm = MikroORM;
+export type Em = EntityManager;
+
+export interface Database {
+  orm: Orm;
+  kind: Config['database']['kind'];
+  /** True for an embedded database created by this start (its data dir was empty). */
+  freshEmbedded: boolean;
+  close(): Promise<void>;
+}
+
+const shared = (log?: Logger) => ({
+  entities,
+  extensions: [Migrator],
+  migrations: { migrationsList, snapshot: false, transactional: true, allOrNothing: true },
+  // The service forks an EntityManager per request; the global one is never used for work.
+  allowGlobalContext: false,
+  debug: false,
+  logger: (message: string) => log?.debug({ component: 'mikro-orm' }, message),
+});
+
+/** Opens the configured database (PostgreSQL or embedded PGlite) and runs pending migrations. */
+export async function openDatabase(config: Config['database'], log?: Logger): Promise<Database> {
+  if (config.kind === 'postgres') {
+    const orm = await PostgresORM.init({
+      ...shared(log),
+      clientUrl: config.url,
+      pool: { min: 0, max: config.poolMax },
+    });
+    await orm.migrator.up();
+    return { orm: orm as unknown as Orm, kind: 'postgres', freshEmbedded: false, close: () => orm.close(true) };
+  }
+
+  const inMemory = config.dataDir.startsWith('memory://');
+  if (!inMemory) mkdirSync(config.dataDir, { recursive: true });
+  const pglite = await PGlite.create({ dataDir: config.dataDir, extensions: { pg_trgm } });
+  const orm = await PgliteORM.init({ ...shared(log), dbName: 'embedded', driverOptions: { pglite } });
+  const pending = await orm.migrator.getPending();
+  const executed = await orm.migrator.getExecuted();
+  await orm.migrator.up();
+  return {
+    orm: orm as unknown as Orm,
+    kind: 'embedded',
+    freshEmbedded: executed.length === 0 && pending.length > 0,
+    close: async () => {
+      await orm.close(true);
+      await pglite.close();
+    },
+  };
+}

@@ -1,0 +1,18 @@
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../services.js';
+
+/** `/healthz`: the process is up. `/readyz`: migrations done and every backend answers. */
+export function registerHealthRoutes(app: FastifyInstance, services: Services) {
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply) => {
+    const checks: Record<string, 'ok' | 'down' | 'not configured'> = { database: 'down', redis: services.redis ? 'down' : 'not configured' };
+    const probes: Promise<unknown>[] = [
+      services.orm.em.fork().execute('select 1').then(() => (checks.database = 'ok')),
+    ];
+    if (services.redis) probes.push(services.redis.ping().then(() => (checks.redis = 'ok')));
+    await Promise.race([Promise.allSettled(probes), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+    const ready = Object.values(checks).every((state) => state !== 'down');
+    return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks });
+  });
+}

@@ -1,0 +1,69 @@
+import pino from 'pino';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './infra/config.js';
+import { seedDemo } from './seed/demo-seed.js';
+
+const DRAIN_TIMEOUT_MS = 10_000;
+
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const log = pino({ level: config.logLevel });
+  const app = await buildApp(config, log);
+
+  let demo: Awaited<ReturnType<typeof seedDemo>> | null = null;
+  // Demo data only ever goes into a brand-new embedded database, never into a real one.
+  if (config.seedDemo && app.database.kind === 'embedded' && app.database.freshEmbedded) {
+    demo = await seedDemo(app.services.orm.em.fork());
+  }
+
+  await app.http.listen({ port: config.port, host: config.host });
+  const address = app.http.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  log.info({ port, database: app.database.kind, redis: Boolean(config.redisUrl) }, 'service ready');
+  if (demo) {
+    // The one place a key is ever printed: demo data in an embedded database (contract section 6).
+    process.stdout.write(
+      `\nDemo data seeded. Gateway key (shown once): ${demo.gatewayKey}\n` +
+        `Try:\n  curl -s -X POST http://localhost:${port}/api/v1/call \\\n` +
+        `    -H 'Authorization: Bearer ${demo.gatewayKey}' -H 'Content-Type: application/json' \\\n` +
+        `    -d '{"operationId":"getNotificationCounts","variables":{}}'\n\n`,
+    );
+  }
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'draining');
+    const timer = setTimeout(() => {
+      log.error('drain timed out; exiting');
+      process.exit(1);
+    }, DRAIN_TIMEOUT_MS).unref();
+    app.close().then(
+      () => {
+        clearTimeout(timer);
+        process.exit(0);
+      },
+      (error) => {
+        log.error({ err: error }, 'error while closing');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,146 @@
+import { builder } from '../graphql/builder.js';
+import { Notification, NotificationType } from './notification.entity.js';
+import {
+  FEED_LIMIT,
+  MARK_IDS_MAX,
+  PUBLISH_MAX,
+  SEARCH_TERM_MAX_LENGTH,
+  availableNotificationTypes,
+  countNotifications,
+  listNotifications,
+  markNotifications,
+  publishNotifications,
+  type FeedPage,
+  type NotificationCounts,
+} from './feed.service.js';
+
+/**
+ * `extensions.constraints` are JSON Schema keywords for an argument. The resolvers enforce the same
+ * limits; the gateway's discovery documents and variable validation read them from here.
+ */
+const constraints = (keywords: Record<string, unknown>) => ({ extensions: { constraints: keywords } });
+
+export const NotificationRef = builder.objectType(Notification, {
+  name: 'Notification',
+  description: 'One item of the caller\'s bell feed.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    notificationType: t.exposeString('notificationType'),
+    isSeen: t.exposeBoolean('isSeen'),
+    title: t.exposeString('title'),
+    body: t.exposeString('body'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    seenAt: t.expose('seenAt', { type: 'DateTime', nullable: true }),
+    contactId: t.exposeString('contactId', { nullable: true }),
+    dealId: t.exposeString('dealId', { nullable: true }),
+    noteId: t.exposeString('noteId', { nullable: true }),
+    replyId: t.exposeString('replyId', { nullable: true }),
+    taskId: t.exposeString('taskId', { nullable: true }),
+    callId: t.exposeString('callId', { nullable: true }),
+    actionType: t.exposeString('actionType', { nullable: true, description: 'Used for deep-linking.' }),
+    actionTargetId: t.exposeString('actionTargetId', { nullable: true, description: 'Used for deep-linking.' }),
+  }),
+});
+
+const NotificationPageRef = builder.objectRef<FeedPage>('NotificationPage').implement({
+  fields: (t) => ({
+    notifications: t.field({ type: [NotificationRef], resolve: (page) => page.notifications }),
+    total: t.exposeInt('total', { description: 'Rows matching all filters, over all pages.' }),
+    hasUnread: t.exposeBoolean('hasUnread', { description: 'An unread row matches the type filter and search term (the seen filter ignored).' }),
+    nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.' }),
+  }),
+});
+
+const NotificationCountsRef = builder.objectRef<NotificationCounts>('NotificationCounts').implement({
+  fields: (t) => ({
+    unreadCount: t.exposeInt('unreadCount'),
+    readCount: t.exposeInt('readCount'),
+  }),
+});
+
+const NotificationTypeRef = builder.objectType(NotificationType, {
+  name: 'NotificationTypeEntry',
+  fields: (t) => ({
+    notificationType: t.exposeString('notificationType', { description: 'The exact value to pass as notificationTypeFilter.' }),
+    label: t.exposeString('label'),
+    category: t.exposeString('category'),
+  }),
+});
+
+const AvailableNotificationTypesRef = builder.objectRef<{ types: NotificationType[] }>('AvailableNotificationTypes').implement({
+  fields: (t) => ({ types: t.field({ type: [NotificationTypeRef], resolve: (catalog) => catalog.types }) }),
+});
+
+const MarkNotificationsReadResultRef = builder.objectRef<{ updatedCount: number }>('MarkNotificationsReadResult').implement({
+  fields: (t) => ({
+    success: t.boolean({ resolve: () => true }),
+    updatedCount: t.exposeInt('updatedCount', { description: 'The caller\'s rows whose state changed.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  notifications: t.withAuth({ READ: true }).field({
+    type: NotificationPageRef,
+    description: 'The caller\'s feed, newest first, keyset-paginated.',
+    args: {
+      notificationTypeFilter: t.arg.string({ description: 'Exact notification type; unknown values give an empty feed.' }),
+      seen: t.arg.boolean({ description: 'true: read only; false: unread only; omitted: both.' }),
+      searchTerm: t.arg.string({ description: 'Case-insensitive substring of title or body.', ...constraints({ maxLength: SEARCH_TERM_MAX_LENGTH }) }),
+      limit: t.arg.int({ defaultValue: FEED_LIMIT.default, ...constraints({ minimum: FEED_LIMIT.min, maximum: FEED_LIMIT.max }) }),
+      cursor: t.arg.string({ description: 'nextCursor of the previous page.' }),
+    },
+    resolve: (_root, args, ctx) => listNotifications(ctx.em, ctx.principal.userId, args),
+  }),
+  notificationCounts: t.withAuth({ READ: true }).field({
+    type: NotificationCountsRef,
+    description: 'Badge numbers: a cheap poll before listing.',
+    args: { notificationTypeFilter: t.arg.string() },
+    resolve: (_root, args, ctx) => countNotifications(ctx.em, ctx.principal.userId, args.notificationTypeFilter),
+  }),
+  availableNotificationTypes: t.field({
+    type: AvailableNotificationTypesRef,
+    description: 'The catalog of notificationType values.',
+    authScopes: { READ: true },
+    resolve: async (_root, _args, ctx) => ({ types: await availableNotificationTypes(ctx.em) }),
+  }),
+}));
+
+const PublishNotificationInput = builder.inputType('PublishNotificationInput', {
+  fields: (t) => ({
+    userId: t.id({ required: true }),
+    notificationType: t.string({ required: true }),
+    title: t.string({ required: true }),
+    body: t.string({ required: true }),
+    contactId: t.string(),
+    dealId: t.string(),
+    noteId: t.string(),
+    replyId: t.string(),
+    taskId: t.string(),
+    callId: t.string(),
+    actionType: t.string(),
+    actionTargetId: t.string(),
+    createdAt: t.field({ type: 'DateTime', description: 'For backfills; defaults to now.' }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  markNotificationsRead: t.withAuth({ WRITE: true }).field({
+    type: MarkNotificationsReadResultRef,
+    description: 'isSeen true marks read, false marks unread. Ids of other users, unknown and malformed ids are ignored.',
+    args: {
+      notificationIds: t.arg.idList({ required: true, ...constraints({ maxItems: MARK_IDS_MAX }) }),
+      isSeen: t.arg.boolean({ required: true }),
+    },
+    resolve: async (_root, args, ctx) => ({
+      updatedCount: await markNotifications(ctx.em, ctx.principal.userId, args.notificationIds.map(String), args.isSeen),
+    }),
+  }),
+  publishNotifications: t.field({
+    type: [NotificationRef],
+    description: 'Adds notifications to users\' feeds (internal tools).',
+    authScopes: { platform: true },
+    args: { input: t.arg({ type: [PublishNotificationInput], required: true, ...constraints({ maxItems: PUBLISH_MAX }) }) },
+    resolve: (_root, args, ctx) =>
+      publishNotifications(ctx.em, args.input.map((input) => ({ ...input, userId: String(input.userId) }))),
+  }),
+}));

@@ -1,0 +1,71 @@
+import { builder } from '../graphql/builder.js';
+import { Organization } from './organization.entity.js';
+import { User, USER_ROLES } from './user.entity.js';
+import { createOrganization, createUser, findOrganization, setUserRole } from './organizations.service.js';
+
+export const UserRoleEnum = builder.enumType('UserRole', { values: USER_ROLES });
+
+export const OrganizationRef = builder.objectType(Organization, {
+  name: 'Organization',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    skipTraceEnabled: t.exposeBoolean('skipTraceEnabled'),
+    skipTraceCredits: t.exposeInt('skipTraceCredits'),
+  }),
+});
+
+export const UserRef = builder.objectType(User, {
+  name: 'User',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    organizationId: t.id({ resolve: (user) => user.organization.id }),
+    email: t.exposeString('email'),
+    name: t.exposeString('name', { nullable: true }),
+    role: t.field({ type: UserRoleEnum, resolve: (user) => user.role }),
+  }),
+});
+
+builder.queryField('organization', (t) =>
+  t.field({
+    type: OrganizationRef,
+    nullable: true,
+    description: 'An organization by id: platform, or an ADMIN-scoped key of an ADMIN of that organization.',
+    args: { id: t.arg.id({ required: true }) },
+    authScopes: (_parent, args) => ({ platform: true, organizationAdmin: String(args.id) }),
+    resolve: (_parent, args, ctx) => findOrganization(ctx.em, String(args.id)),
+  }),
+);
+
+builder.mutationFields((t) => ({
+  createOrganization: t.field({
+    type: OrganizationRef,
+    authScopes: { platform: true },
+    args: {
+      name: t.arg.string({ required: true }),
+      skipTraceEnabled: t.arg.boolean({ required: true, defaultValue: true }),
+    },
+    resolve: (_parent, args, ctx) => createOrganization(ctx.em, args),
+  }),
+  createUser: t.field({
+    type: UserRef,
+    authScopes: { platform: true },
+    args: {
+      organizationId: t.arg.id({ required: true }),
+      email: t.arg.string({ required: true }),
+      name: t.arg.string(),
+      role: t.arg({ type: UserRoleEnum, required: true, defaultValue: 'MEMBER' }),
+    },
+    resolve: (_parent, args, ctx) => createUser(ctx.em, { ...args, organizationId: String(args.organizationId) }),
+  }),
+  setUserRole: t.field({
+    type: UserRef,
+    description: 'Lowering a role to MEMBER voids that user\'s ADMIN scope at once.',
+    authScopes: { platform: true },
+    args: {
+      userId: t.arg.id({ required: true }),
+      role: t.arg({ type: UserRoleEnum, required: true }),
+    },
+    resolve: (_parent, args, ctx) => setUserRole(ctx.em, String(args.userId), args.role),
+  }),
+}));

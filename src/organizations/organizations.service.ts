@@ -1,0 +1,54 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { Em } from '../infra/database/orm.js';
+import { isUuid } from '../common/uuid.js';
+import { AppError, badInput } from '../graphql/errors.js';
+import { Organization } from './organization.entity.js';
+import { User, type UserRole } from './user.entity.js';
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export async function findOrganization(em: Em, id: string): Promise<Organization | null> {
+  return isUuid(id) ? em.findOne(Organization, { id }) : null;
+}
+
+export async function getOrganization(em: Em, id: string): Promise<Organization> {
+  const organization = await findOrganization(em, id);
+  if (!organization) throw new AppError('NOT_FOUND', 'No such organization.');
+  return organization;
+}
+
+export async function getUser(em: Em, id: string): Promise<User> {
+  const user = isUuid(id) ? await em.findOne(User, { id }) : null;
+  if (!user) throw new AppError('NOT_FOUND', 'No such user.');
+  return user;
+}
+
+export async function createOrganization(em: Em, input: { name: string; skipTraceEnabled: boolean }): Promise<Organization> {
+  const name = input.name.trim();
+  if (!name || name.length > 200) throw badInput('name must be 1 to 200 characters.', [{ path: 'name', message: 'must be 1 to 200 characters' }]);
+  const organization = em.create(Organization, { name, skipTraceEnabled: input.skipTraceEnabled });
+  await em.flush();
+  return organization;
+}
+
+export async function createUser(em: Em, input: { organizationId: string; email: string; name?: string | null; role: UserRole }): Promise<User> {
+  const email = input.email.trim().toLowerCase();
+  if (!EMAIL.test(email) || email.length > 320) throw badInput('email is not a valid address.', [{ path: 'email', message: 'must be an email address' }]);
+  const organization = await getOrganization(em, input.organizationId);
+  const user = em.create(User, { organization, email, name: input.name?.trim() || null, role: input.role });
+  try {
+    await em.flush();
+  } catch (error) {
+    if (error instanceof UniqueConstraintViolationException) throw new AppError('CONFLICT', 'A user with this email already exists in the organization.');
+    throw error;
+  }
+  return user;
+}
+
+/** Lowering a role voids the user's ADMIN scope at once: scopes are re-derived from the role on every request. */
+export async function setUserRole(em: Em, userId: string, role: UserRole): Promise<User> {
+  const user = await getUser(em, userId);
+  user.role = role;
+  await em.flush();
+  return user;
+}

@@ -1,0 +1,40 @@
+import type { Em } from '../infra/database/orm.js';
+import { createApiKey } from '../auth/api-keys.service.js';
+import { createOrganization, createUser } from '../organizations/organizations.service.js';
+import { publishNotifications, type PublishNotificationInput } from '../notifications/feed.service.js';
+
+export interface DemoSeed {
+  organizationId: string;
+  userId: string;
+  gatewayKey: string;
+}
+
+const SAMPLES: Array<Omit<PublishNotificationInput, 'userId'>> = [
+  { notificationType: 'deal_created', title: 'New deal: 123 Main St', body: 'A deal was created for 123 Main St, Austin TX.', dealId: 'deal_1001', actionType: 'open_deal', actionTargetId: 'deal_1001' },
+  { notificationType: 'deal_stage_changed', title: 'Deal moved to Under Contract', body: '456 Oak Ave moved from Offer to Under Contract.', dealId: 'deal_1002', actionType: 'open_deal', actionTargetId: 'deal_1002' },
+  { notificationType: 'contact_assigned', title: 'Contact assigned: Maria Lopez', body: 'Maria Lopez (seller lead) was assigned to you.', contactId: 'contact_2001', actionType: 'open_contact', actionTargetId: 'contact_2001' },
+  { notificationType: 'note_mention', title: 'You were mentioned in a note', body: '@you please call the owner about the 50% deposit.', noteId: 'note_3001', dealId: 'deal_1001', actionType: 'open_note', actionTargetId: 'note_3001' },
+  { notificationType: 'reply_received', title: 'Reply from John Smith', body: 'Yes, I am interested in selling. Call me after 5pm.', replyId: 'reply_4001', contactId: 'contact_2002', actionType: 'open_reply', actionTargetId: 'reply_4001' },
+  { notificationType: 'task_due_soon', title: 'Task due soon: follow up', body: 'Follow up with the buyer_agent on the inspection report.', taskId: 'task_5001', actionType: 'open_task', actionTargetId: 'task_5001' },
+  { notificationType: 'task_overdue', title: 'Task overdue: send offer', body: 'Send the offer for 789 Pine Rd.', taskId: 'task_5002', actionType: 'open_task', actionTargetId: 'task_5002' },
+  { notificationType: 'call_missed', title: 'Missed call from (512) 555-0100', body: 'Missed call from a contact.', callId: 'call_6001', contactId: 'contact_2003', actionType: 'open_call', actionTargetId: 'call_6001' },
+];
+
+/** Demo data for a first start on an empty embedded database: one org, an admin, a key and ~40 notifications. */
+export async function seedDemo(em: Em): Promise<DemoSeed> {
+  return em.transactional(async (tx) => {
+    const organization = await createOrganization(tx, { name: 'Demo Realty', skipTraceEnabled: true });
+    const user = await createUser(tx, { organizationId: organization.id, email: 'demo@example.com', name: 'Demo Admin', role: 'ADMIN' });
+    const key = await createApiKey(tx, user.id, ['READ', 'WRITE', 'ADMIN']);
+    const start = Date.now() - 40 * 3600_000;
+    const inputs = Array.from({ length: 40 }, (_, i) => ({
+      ...SAMPLES[i % SAMPLES.length],
+      userId: user.id,
+      createdAt: new Date(start + i * 3600_000),
+    }));
+    await publishNotifications(tx, inputs);
+    // A third already read, so both badge numbers show.
+    await tx.execute(`update notifications set is_seen = true, seen_at = created_at where user_id = ? and extract(hour from created_at)::int % 3 = 0`, [user.id]);
+    return { organizationId: organization.id, userId: user.id, gatewayKey: key.secret };
+  });
+}

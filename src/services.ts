@@ -1,0 +1,14 @@
+import type { Logger } from 'pino';
+import type { Redis } from 'ioredis';
+import type { Config } from './infra/config.js';
+import type { Orm } from './infra/database/orm.js';
+import type { Authenticator } from './auth/authenticate.js';
+
+/** Process-wide dependencies, built once at start-up and shared by every request. */
+export interface Services {
+  config: Config;
+  log: Logger;
+  orm: Orm;
+  redis: Redis | null;
+  authenticator: Authenticator;
+}
