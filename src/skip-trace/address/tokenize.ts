@@ -1,0 +1,142 @@
+/**
+ * Turns a raw delivery line into canonical words. Everything here is context-free (it does not
+ * know where the street or the unit is), so the parser always sees the same words for a line and
+ * for its own standardized output, which is what keeps standardizing idempotent.
+ */
+import {
+  compoundDirectional,
+  DESIGNATOR_SPELLINGS_LONGEST_FIRST,
+  unitDesignator,
+} from './lexicon.js';
+import { COUNTY_WORDS, HIGHWAY_WORDS, PO_BOX_PREFIXES, ROAD_WORDS, UNIT_NUMBER_WORDS } from './pub28-tables.js';
+import { APOSTROPHES, foldUnicode, hasDigit, joinInitialisms, words } from './text.js';
+
+/** "½" → " 1/2", so "123½" reads as "123 1/2" rather than "1231/2". */
+const VULGAR_FRACTIONS = /[\u00BC-\u00BE\u2150-\u215E]/gu;
+
+/** Words of a delivery line, folded and rewritten into canonical form. */
+export function tokenizeAddressLine(line: string): string[] {
+  return rewriteWords(lexWords(line));
+}
+
+/** Character-level pass: case, diacritics, punctuation. `#` becomes a word of its own. */
+export function lexWords(line: string): string[] {
+  let s = line.replace(VULGAR_FRACTIONS, (f) => ` ${f.normalize('NFKD')}`);
+  s = foldUnicode(s).replace(/\u2044/gu, '/');
+  // Street names drop apostrophes (O'FARRELL → OFARRELL) rather than splitting the word.
+  s = joinInitialisms(s.replace(APOSTROPHES, ''));
+  s = s.replace(/#/gu, ' # ').replace(/[^\p{L}\p{N}\-/#]+/gu, ' ');
+  return words(s).flatMap(cleanSeparators);
+}
+
+/**
+ * Hyphens survive only inside words with a digit ("12-34", "4-B"); slashes only between digits
+ * ("1/2"). Repeated until stable because splitting a word can leave a piece without a digit
+ * whose hyphen must then go too ("AB-C/D1" → "AB-C", "D1" → "AB", "C", "D1").
+ */
+function cleanSeparators(word: string): string[] {
+  let parts = [word];
+  for (;;) {
+    const next = parts.flatMap(cleanSeparatorsOnce);
+    if (sameWords(next, parts)) return next;
+    parts = next;
+  }
+}
+
+function cleanSeparatorsOnce(w: string): string[] {
+  if (!hasDigit(w)) return words(w.replace(/[-/]/gu, ' '));
+  return words(
+    w
+      .replace(/[-/]{2,}/gu, ' ')
+      .replace(/(?<![0-9])\/|\/(?![0-9])/gu, ' ')
+      .replace(/(?<![\p{L}\p{N}])-|-(?![\p{L}\p{N}])/gu, ' '),
+  );
+}
+
+/** Word-level rewrites, applied until nothing changes (they can enable one another). */
+export function rewriteWords(input: readonly string[]): string[] {
+  let current = [...input];
+  for (;;) {
+    const next = cleanUnitMarkers(
+      spellOutHighwayNames(foldPoBox(joinCompoundDirectionals(splitGluedDesignators(current)))),
+    );
+    if (sameWords(next, current)) return next;
+    current = next;
+  }
+}
+
+/** "APT4", "STE200", "APT-4B" → designator and number as separate words. */
+function splitGluedDesignators(ws: readonly string[]): string[] {
+  return ws.flatMap((w) => {
+    if (unitDesignator(w) !== undefined) return [w];
+    for (const spelling of DESIGNATOR_SPELLINGS_LONGEST_FIRST) {
+      const rest = w.startsWith(spelling) ? w.slice(spelling.length).replace(/^-/u, '') : '';
+      if (/^[0-9]/u.test(rest)) return [spelling, rest];
+    }
+    return [w];
+  });
+}
+
+/** "NORTH EAST" → "NORTHEAST"; whether it is a directional or a name is decided by the parser. */
+function joinCompoundDirectionals(ws: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < ws.length; i++) {
+    const joined = i + 1 < ws.length ? compoundDirectional(ws[i], ws[i + 1]) : undefined;
+    if (joined !== undefined) i++;
+    out.push(joined ?? ws[i]);
+  }
+  return out;
+}
+
+/** "P O BOX", "POST OFFICE BOX", "POBOX" → "PO BOX" at the start of the line. */
+function foldPoBox(ws: readonly string[]): string[] {
+  const prefix = PO_BOX_PREFIXES.find((p) => p.every((w, i) => ws[i] === w));
+  return prefix === undefined ? [...ws] : ['PO', 'BOX', ...ws.slice(prefix.length)];
+}
+
+/**
+ * Highway-style names keep their words spelled out (Pub 28 §234), so "HWY 71" and
+ * "HIGHWAY 71" agree, as do "CR 12", "CO RD 12" and "COUNTY ROAD 12".
+ */
+function spellOutHighwayNames(ws: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < ws.length; i++) {
+    const numbered = (offset: number): boolean => i + offset < ws.length && hasDigit(ws[i + offset]);
+    if (HIGHWAY_WORDS.includes(ws[i]) && numbered(1)) {
+      out.push('HIGHWAY');
+    } else if (ws[i] === 'CR' && numbered(1)) {
+      out.push('COUNTY', 'ROAD');
+    } else if (COUNTY_WORDS.includes(ws[i]) && i + 1 < ws.length && ROAD_WORDS.includes(ws[i + 1]) && numbered(2)) {
+      out.push('COUNTY', 'ROAD');
+      i++;
+    } else {
+      out.push(ws[i]);
+    }
+  }
+  return out;
+}
+
+/**
+ * Drops unit markers that carry nothing: `#` after a designator ("APT # 4"), before one, or
+ * at the end; "NO"/"NUMBER" between a designator (or `#`) and its number ("APT NO 4").
+ */
+function cleanUnitMarkers(ws: readonly string[]): string[] {
+  const out: string[] = [];
+  ws.forEach((w, i) => {
+    const prev = out.at(-1);
+    const next = ws[i + 1];
+    const prevIsMarker = prev !== undefined && (prev === '#' || unitDesignator(prev) !== undefined);
+    if (w === '#') {
+      const redundant =
+        next === undefined || next === '#' || unitDesignator(next) !== undefined || (prev !== undefined && unitDesignator(prev) !== undefined);
+      if (!redundant) out.push(w);
+    } else if (!(UNIT_NUMBER_WORDS.includes(w) && prevIsMarker && next !== undefined && hasDigit(next))) {
+      out.push(w);
+    }
+  });
+  return out;
+}
+
+function sameWords(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((w, i) => w === b[i]);
+}

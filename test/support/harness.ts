@@ -1,0 +1,124 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { buildApp, type App } from '../../src/app.js';
+import { loadConfig } from '../../src/infra/config.js';
+
+/**
+ * Starts the real service on an ephemeral port. With DATABASE_URL / REDIS_URL set (CI) it uses
+ * those servers; otherwise an in-memory PGlite and in-process windows, the embedded mode.
+ */
+export interface TestService {
+  app: App;
+  baseUrl: string;
+  platformToken: string;
+  close(): Promise<void>;
+  /** A GraphQL request with the platform token (or another bearer). */
+  graphql<T = any>(query: string, variables?: Record<string, unknown>, bearer?: string): Promise<{ status: number; body: { data?: T; errors?: Array<{ message: string; extensions?: Record<string, any> }> } }>;
+  /** `POST /api/v1/call`. */
+  call(bearer: string | null, body: unknown, init?: { headers?: Record<string, string> }): Promise<HttpResult>;
+  request(path: string, init?: RequestInit): Promise<HttpResult>;
+  sql<T = any>(query: string, params?: unknown[]): Promise<T[]>;
+  provision(options?: { role?: 'ADMIN' | 'MEMBER'; scopes?: string[]; organizationId?: string }): Promise<Provisioned>;
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export interface Provisioned {
+  organizationId: string;
+  userId: string;
+  keyId: string;
+  key: string;
+}
+
+export const usingRealBackends = Boolean(process.env.DATABASE_URL);
+
+export async function startService(env: Record<string, string> = {}): Promise<TestService> {
+  const platformToken = `pt_${randomBytes(24).toString('hex')}`;
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: process.env.DATABASE_URL ?? '',
+    REDIS_URL: process.env.REDIS_URL ?? '',
+    DATA_DIR: 'memory://',
+    INTERNAL_API_TOKEN: platformToken,
+    // Tests share 127.0.0.1; the auth-failure window has its own test with a private client IP.
+    AUTH_FAILURE_LIMIT_PER_MIN: '100000',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    ...env,
+  });
+  const app = await buildApp(config, pino({ level: config.logLevel }));
+  await app.http.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.http.server.address();
+  const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+
+  const request = async (path: string, init: RequestInit = {}): Promise<HttpResult> => {
+    const response = await fetch(baseUrl + path, init);
+    const text = await response.text();
+    let body: unknown = undefined;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    return { status: response.status, headers: response.headers, body, text };
+  };
+
+  const graphql: TestService['graphql'] = async (query, variables = {}, bearer = platformToken) => {
+    const result = await request('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    return { status: result.status, body: result.body };
+  };
+
+  const service: TestService = {
+    app,
+    baseUrl,
+    platformToken,
+    close: () => app.close(),
+    graphql,
+    request,
+    call: (bearer, body, init = {}) =>
+      request('/api/v1/call', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}), ...init.headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    sql: (query, params = []) => app.services.orm.em.fork().execute(query, params) as Promise<any[]>,
+    async provision(options = {}) {
+      let organizationId = options.organizationId;
+      if (!organizationId) {
+        const org = await graphql(`mutation($name: String!) { createOrganization(name: $name) { id } }`, { name: `Org ${randomUUID()}` });
+        organizationId = org.body.data.createOrganization.id as string;
+      }
+      const user = await graphql(`mutation($org: ID!, $email: String!, $role: UserRole!) { createUser(organizationId: $org, email: $email, role: $role) { id } }`, {
+        org: organizationId,
+        email: `${randomUUID()}@example.com`,
+        role: options.role ?? 'MEMBER',
+      });
+      const userId = user.body.data.createUser.id as string;
+      const key = await graphql(`mutation($user: ID!, $scopes: [Scope!]!) { createApiKey(userId: $user, scopes: $scopes) { id secret } }`, {
+        user: userId,
+        scopes: options.scopes ?? ['READ', 'WRITE'],
+      });
+      return { organizationId, userId, keyId: key.body.data.createApiKey.id, key: key.body.data.createApiKey.secret };
+    },
+  };
+  return service;
+}
+
+/** Publishes notifications for a user through the platform mutation; returns their ids. */
+export async function publish(service: TestService, userId: string, items: Array<Record<string, unknown>>): Promise<string[]> {
+  const result = await service.graphql(`mutation($input: [PublishNotificationInput!]!) { publishNotifications(input: $input) { id } }`, {
+    input: items.map((item) => ({ notificationType: 'deal_created', title: 'Title', body: 'Body', ...item, userId })),
+  });
+  if (!result.body.data) throw new Error(JSON.stringify(result.body.errors));
+  return result.body.data.publishNotifications.map((n: { id: string }) => n.id);
+}
