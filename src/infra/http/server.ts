@@ -33,11 +33,15 @@ export function createHttpServer(services: Services): FastifyInstance {
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, (_request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch {
-      done(new ApiError('invalid_request', 'The body is not valid JSON.'), undefined);
+      return done(new ApiError('invalid_request', 'The body is not valid JSON.'), undefined);
     }
+    // PostgreSQL text cannot hold U+0000, so such strings are refused here rather than failing a query.
+    if (/\\u0000/i.test(text) && containsNul(parsed)) return done(new ApiError('invalid_request', 'Strings must not contain U+0000.'), undefined);
+    done(null, parsed);
   });
 
   app.setNotFoundHandler((request, reply) => {
@@ -59,6 +63,13 @@ export function createHttpServer(services: Services): FastifyInstance {
   });
 
   return app;
+}
+
+function containsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(containsNul);
+  if (value && typeof value === 'object') return Object.entries(value).some(([key, item]) => key.includes('\u0000') || containsNul(item));
+  return false;
 }
 
 /** Answers 405 `method_not_allowed` for the other methods of a known path. */

@@ -9,8 +9,9 @@
 /**
  * Appendix C1, street suffixes: standard abbreviation → primary name and common spellings.
  *
- * Deviation from the printed table: C1 lists MDW as a spelling of MEADOWS, but MDW is also the
- * standard for MEADOW; a standard must map to itself, so MDW stays MDW.
+ * Deviations from the printed table: C1 lists MDW as a spelling of MEADOWS, but MDW is also the
+ * standard for MEADOW; a standard must map to itself, so MDW stays MDW. TRLRS is left out because
+ * its standard TRLR is also a unit designator (C2) and would then start parsing as a unit.
  */
 export const STREET_SUFFIX_SPELLINGS: Readonly<Record<string, readonly string[]>> = {
   ALY: ['ALLEY', 'ALLEE', 'ALLY'],
@@ -194,7 +195,7 @@ export const STREET_SUFFIX_SPELLINGS: Readonly<Record<string, readonly string[]>
   TRAK: ['TRACK', 'TRACKS', 'TRK', 'TRKS'],
   TRFY: ['TRAFFICWAY'],
   TRL: ['TRAIL', 'TRAILS', 'TRLS'],
-  TRLR: ['TRAILER', 'TRLRS'],
+  TRLR: ['TRAILER'],
   TUNL: ['TUNNEL', 'TUNEL', 'TUNLS', 'TUNNELS', 'TUNNL'],
   TPKE: ['TURNPIKE', 'TRNPK', 'TURNPK'],
   UPAS: ['UNDERPASS'],

@@ -53,17 +53,24 @@ function cleanSeparatorsOnce(w: string): string[] {
   );
 }
 
-/** Word-level rewrites, applied until nothing changes (they can enable one another). */
+/**
+ * Word-level rewrites, applied until nothing changes (one can enable another, e.g. splitting
+ * "APT4" exposes a designator to the `#` clean-up). Each rewrite only splits, joins or drops in
+ * one direction, so a handful of rounds suffices; the cap just guarantees termination.
+ */
 export function rewriteWords(input: readonly string[]): string[] {
   let current = [...input];
-  for (;;) {
+  for (let round = 0; round < MAX_REWRITE_ROUNDS; round++) {
     const next = cleanUnitMarkers(
       spellOutHighwayNames(foldPoBox(joinCompoundDirectionals(splitGluedDesignators(current)))),
     );
-    if (sameWords(next, current)) return next;
+    if (sameWords(next, current)) break;
     current = next;
   }
+  return current;
 }
+
+const MAX_REWRITE_ROUNDS = 16;
 
 /** "APT4", "STE200", "APT-4B" → designator and number as separate words. */
 function splitGluedDesignators(ws: readonly string[]): string[] {
@@ -127,9 +134,9 @@ function cleanUnitMarkers(ws: readonly string[]): string[] {
     const next = ws[i + 1];
     const prevIsMarker = prev !== undefined && (prev === '#' || unitDesignator(prev) !== undefined);
     if (w === '#') {
-      const redundant =
-        next === undefined || next === '#' || unitDesignator(next) !== undefined || (prev !== undefined && unitDesignator(prev) !== undefined);
-      if (!redundant) out.push(w);
+      const afterDesignator = prev !== undefined && unitDesignator(prev) !== undefined;
+      const beforeMarker = next === undefined || next === '#' || unitDesignator(next) !== undefined;
+      if (!afterDesignator && !beforeMarker) out.push(w);
     } else if (!(UNIT_NUMBER_WORDS.includes(w) && prevIsMarker && next !== undefined && hasDigit(next))) {
       out.push(w);
     }

@@ -1,0 +1,6 @@
+/** Address standardization (USPS Pub 28), actor normalization and the skip-trace cache key. */
+export { standardizeAddress, standardizeCity, standardizeState, standardizeZip } from './standardize.js';
+export type { AddressInput, StandardAddress } from './standardize.js';
+export { normalizeActor, normalizeEntityName, normalizePersonNamePart } from './actor.js';
+export type { ActorInput, NormalizedActor } from './actor.js';
+export { traceCacheKey } from './cache-key.js';
