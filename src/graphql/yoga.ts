@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import type { Services } from '../services.js';
 import { createContext, type Context, type RequestContext } from './context.js';
@@ -28,6 +28,21 @@ export function maskError(error: unknown, requestLog: Services['log']): GraphQLE
   return new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL' } });
 }
 
+const CONTRACT_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'INSUFFICIENT_CREDITS', 'FEATURE_UNAVAILABLE', 'RATE_LIMITED', 'TIMEOUT', 'INTERNAL']);
+
+/** Yoga's own request-error codes (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, …) become the contract's BAD_USER_INPUT. */
+const useContractErrorCodes = (): Plugin => ({
+  onResultProcess({ result, setResult }) {
+    if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
+    const errors = result.errors.map((error) => {
+      const code = error.extensions?.code;
+      if (typeof code === 'string' && CONTRACT_CODES.has(code)) return error;
+      return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code: 'BAD_USER_INPUT' } });
+    });
+    setResult({ ...result, errors });
+  },
+});
+
 export function createYogaServer(services: Services): Yoga {
   return createYoga<RequestContext, Context>({
     schema,
@@ -38,9 +53,15 @@ export function createYogaServer(services: Services): Yoga {
     context: (request) => createContext({ principal: request.principal, requestId: request.requestId, log: request.log }, services),
     maskedErrors: { maskError: (error) => maskError(error, services.log) },
     plugins: [
+      useContractErrorCodes(),
       // Internal tools may send any operation, or a `documentId` of the gateway's persisted documents.
       usePersistedOperations({
         allowArbitraryOperations: true,
+        extractPersistedOperationId: (params) => {
+          const raw = params as { documentId?: unknown; extensions?: { persistedQuery?: { sha256Hash?: unknown } } };
+          const id = raw.documentId ?? raw.extensions?.persistedQuery?.sha256Hash;
+          return typeof id === 'string' ? id : null;
+        },
         getPersistedOperation: (documentId) => persistedDocuments.byHash.get(documentId) ?? null,
       }),
     ],

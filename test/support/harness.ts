@@ -13,7 +13,7 @@ export interface TestService {
   platformToken: string;
   close(): Promise<void>;
   /** A GraphQL request with the platform token (or another bearer). */
-  graphql<T = any>(query: string, variables?: Record<string, unknown>, bearer?: string): Promise<{ status: number; body: { data?: T; errors?: Array<{ message: string; extensions?: Record<string, any> }> } }>;
+  graphql(query: string, variables?: Record<string, unknown>, bearer?: string): Promise<{ status: number; body: any }>;
   /** `POST /api/v1/call`. */
   call(bearer: string | null, body: unknown, init?: { headers?: Record<string, string> }): Promise<HttpResult>;
   request(path: string, init?: RequestInit): Promise<HttpResult>;

@@ -1,0 +1,136 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { schema } from '../../src/graphql/schema.js';
+import { startService, type TestService } from '../support/harness.js';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startService();
+});
+afterAll(() => service?.close());
+
+const list = { operationId: 'listNotifications', variables: {} };
+
+describe('gateway keys', () => {
+  it('issues gk_ + 40 base62 characters, stores only its SHA-256, and shows only a hint afterwards', async () => {
+    const user = await service.provision({ scopes: ['READ'] });
+    expect(user.key).toMatch(/^gk_[0-9A-Za-z]{40}$/);
+    const [row] = await service.sql('select key_hash, hint from api_keys where id = ?', [user.keyId]);
+    expect(row.key_hash).toBe(createHash('sha256').update(user.key).digest('hex'));
+    expect(row.hint).toBe(`${user.key.slice(0, 8)}…${user.key.slice(-4)}`);
+    const dump = await service.sql(`select row_to_json(k)::text as json from api_keys k`);
+    expect(dump.map((r) => r.json).join('\n')).not.toContain(user.key.slice(3));
+  });
+
+  it('issues distinct keys every time', async () => {
+    const a = await service.provision();
+    const b = await service.provision({ organizationId: a.organizationId });
+    expect(a.key).not.toBe(b.key);
+  });
+
+  it('refuses ADMIN scope for a MEMBER user and an empty scope list', async () => {
+    const member = await service.provision({ role: 'MEMBER' });
+    const admin = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [ADMIN]) { id } }`, { u: member.userId });
+    expect(admin.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    const empty = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: []) { id } }`, { u: member.userId });
+    expect(empty.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('answers NOT_FOUND for keys of unknown users and revocation of unknown keys', async () => {
+    const r1 = await service.graphql(`mutation { createApiKey(userId: "00000000-0000-4000-8000-000000000000", scopes: [READ]) { id } }`);
+    expect(r1.body.errors[0].extensions.code).toBe('NOT_FOUND');
+    const r2 = await service.graphql(`mutation { revokeApiKey(id: "not-a-uuid") }`);
+    expect(r2.body.errors[0].extensions.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('ADMIN scope and roles', () => {
+  const orgQuery = `query($id: ID!) { organization(id: $id) { id name } }`;
+
+  it('lets an ADMIN-scoped key of an ADMIN read its own organization, not another', async () => {
+    const admin = await service.provision({ role: 'ADMIN', scopes: ['READ', 'ADMIN'] });
+    const other = await service.provision();
+    const own = await service.graphql(orgQuery, { id: admin.organizationId }, admin.key);
+    expect(own.body.data.organization.id).toBe(admin.organizationId);
+    const foreign = await service.graphql(orgQuery, { id: other.organizationId }, admin.key);
+    expect(foreign.body.errors[0].extensions.code).toBe('FORBIDDEN');
+  });
+
+  it('voids the ADMIN scope at once when the role is lowered, and restores it when raised', async () => {
+    const admin = await service.provision({ role: 'ADMIN', scopes: ['READ', 'ADMIN'] });
+    expect((await service.graphql(orgQuery, { id: admin.organizationId }, admin.key)).body.data.organization).not.toBeNull();
+    await service.graphql(`mutation($u: ID!) { setUserRole(userId: $u, role: MEMBER) { role } }`, { u: admin.userId });
+    const lowered = await service.graphql(orgQuery, { id: admin.organizationId }, admin.key);
+    expect(lowered.body.errors[0].extensions.code).toBe('FORBIDDEN');
+    // READ still works through the gateway.
+    expect((await service.call(admin.key, list)).status).toBe(200);
+    await service.graphql(`mutation($u: ID!) { setUserRole(userId: $u, role: ADMIN) { role } }`, { u: admin.userId });
+    expect((await service.graphql(orgQuery, { id: admin.organizationId }, admin.key)).body.data.organization.id).toBe(admin.organizationId);
+  });
+
+  it('lets an organization admin issue and revoke keys of its own organization only', async () => {
+    const admin = await service.provision({ role: 'ADMIN', scopes: ['ADMIN'] });
+    const colleague = await service.provision({ organizationId: admin.organizationId });
+    const stranger = await service.provision();
+    const issued = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { id secret } }`, { u: colleague.userId }, admin.key);
+    expect(issued.body.data.createApiKey.secret).toMatch(/^gk_/);
+    const foreign = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { id } }`, { u: stranger.userId }, admin.key);
+    expect(foreign.body.errors[0].extensions.code).toBe('FORBIDDEN');
+    const revokeForeign = await service.graphql(`mutation($id: ID!) { revokeApiKey(id: $id) }`, { id: stranger.keyId }, admin.key);
+    expect(revokeForeign.body.errors[0].extensions.code).toBe('FORBIDDEN');
+    expect((await service.call(stranger.key, list)).status).toBe(200);
+    const revokeOwn = await service.graphql(`mutation($id: ID!) { revokeApiKey(id: $id) }`, { id: colleague.keyId }, admin.key);
+    expect(revokeOwn.body.data.revokeApiKey).toBe(true);
+    expect((await service.call(colleague.key, list)).status).toBe(401);
+  });
+});
+
+describe('platform principal', () => {
+  it('is refused every platform field without the token, with FORBIDDEN for user keys', async () => {
+    const user = await service.provision({ role: 'ADMIN', scopes: ['READ', 'WRITE', 'ADMIN'] });
+    for (const query of [
+      `mutation { createOrganization(name: "x") { id } }`,
+      `mutation($u: ID!) { setUserRole(userId: $u, role: ADMIN) { id } }`,
+      `mutation($u: ID!) { publishNotifications(input: [{ userId: $u, notificationType: "deal_created", title: "t", body: "b" }]) { id } }`,
+    ]) {
+      const result = await service.graphql(query, { u: user.userId }, user.key);
+      expect(result.body.errors[0].extensions.code).toBe('FORBIDDEN');
+    }
+  });
+
+  it('is refused with a wrong token of the right length (UNAUTHENTICATED)', async () => {
+    const wrong = service.platformToken.slice(0, -1) + (service.platformToken.endsWith('a') ? 'b' : 'a');
+    const result = await service.graphql(`{ __typename }`, {}, wrong);
+    expect(result.status).toBe(401);
+    expect(result.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('provisions organizations and users with validation', async () => {
+    const org = await service.graphql(`mutation { createOrganization(name: "Acme") { id name skipTraceEnabled skipTraceCredits } }`);
+    expect(org.body.data.createOrganization).toMatchObject({ name: 'Acme', skipTraceEnabled: true, skipTraceCredits: 0 });
+    const id = org.body.data.createOrganization.id;
+    const user = await service.graphql(`mutation($o: ID!) { createUser(organizationId: $o, email: "A@Example.com", name: "A") { organizationId email name role } }`, { o: id });
+    expect(user.body.data.createUser).toEqual({ organizationId: id, email: 'a@example.com', name: 'A', role: 'MEMBER' });
+    const dup = await service.graphql(`mutation($o: ID!) { createUser(organizationId: $o, email: "a@example.com") { id } }`, { o: id });
+    expect(dup.body.errors[0].extensions.code).toBe('CONFLICT');
+    const badEmail = await service.graphql(`mutation($o: ID!) { createUser(organizationId: $o, email: "nope") { id } }`, { o: id });
+    expect(badEmail.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    const noOrg = await service.graphql(`mutation { createUser(organizationId: "00000000-0000-4000-8000-000000000000", email: "x@y.z") { id } }`);
+    expect(noOrg.body.errors[0].extensions.code).toBe('NOT_FOUND');
+    const missing = await service.graphql(`query { organization(id: "00000000-0000-4000-8000-000000000000") { id } }`);
+    expect(missing.body.data.organization).toBeNull();
+  });
+});
+
+describe('scope declarations', () => {
+  it('every root field declares its auth scopes', () => {
+    const undeclared: string[] = [];
+    for (const root of [schema.getQueryType(), schema.getMutationType()]) {
+      for (const field of Object.values(root?.getFields() ?? {})) {
+        const options = field.extensions?.pothosOptions as { authScopes?: unknown } | undefined;
+        if (!options?.authScopes) undeclared.push(`${root?.name}.${field.name}`);
+      }
+    }
+    expect(undeclared).toEqual([]);
+  });
+});
