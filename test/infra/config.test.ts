@@ -1,0 +1,40 @@
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/infra/config.js';
+
+describe('configuration', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 4000,
+      logLevel: 'info',
+      database: { kind: 'embedded', dataDir: './data' },
+      limits: { gatewayPerMinute: 1000, authFailuresPerMinute: 120, skipTracePerMinute: 1000, skipTraceMaxInFlight: 10, skipTraceTimeoutMs: 30000 },
+    });
+    expect(config.redisUrl).toBeUndefined();
+    expect(config.internalApiToken).toBeUndefined();
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['GATEWAY_RATE_LIMIT_PER_MIN', '0'],
+    ['DATABASE_URL', 'mysql://localhost/db'],
+    ['REDIS_URL', 'http://localhost'],
+    ['LOG_LEVEL', 'loud'],
+    ['INTERNAL_API_TOKEN', 'short'],
+  ])('refuses %s=%s, naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  it('stops start-up with the variable named', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, PORT: 'not-a-port', DATABASE_URL: '', REDIS_URL: '' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('PORT');
+  });
+});
