@@ -59,15 +59,15 @@ const SUFFIX_PATTERNS: readonly { words: readonly string[]; canonical: string }[
 
 /** Folds designators from the end inward, so `CO INC` and `COMPANY INCORPORATED` agree. */
 function foldEntitySuffixes(ws: readonly string[]): string[] {
-  const folded: string[] = [];
+  const foldedFromEnd: string[] = [];
   let end = ws.length;
   for (;;) {
     const match = SUFFIX_PATTERNS.find((p) => p.words.length <= end && p.words.every((w, i) => ws[end - p.words.length + i] === w));
     if (match === undefined) break;
-    folded.unshift(match.canonical);
+    foldedFromEnd.push(match.canonical);
     end -= match.words.length;
   }
-  return [...ws.slice(0, end), ...folded];
+  return [...ws.slice(0, end), ...foldedFromEnd.reverse()];
 }
 
 function text(value: unknown): string {

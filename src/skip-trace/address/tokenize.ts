@@ -20,7 +20,7 @@ export function tokenizeAddressLine(line: string): string[] {
 }
 
 /** Character-level pass: case, diacritics, punctuation. `#` becomes a word of its own. */
-export function lexWords(line: string): string[] {
+function lexWords(line: string): string[] {
   let s = line.replace(VULGAR_FRACTIONS, (f) => ` ${f.normalize('NFKD')}`);
   s = foldUnicode(s).replace(/\u2044/gu, '/');
   // Street names drop apostrophes (O'FARRELL → OFARRELL) rather than splitting the word.
