@@ -13,6 +13,18 @@ import { registerGraphqlRoutes } from './graphql/graphql.routes.js';
 import { buildOperationRegistry } from './gateway/operation-registry.js';
 import { registerGatewayRoutes } from './gateway/gateway.routes.js';
 import type { Services } from './services.js';
+import { createTraceCoordinator } from './skip-trace/trace-coordinator.js';
+import { createHttpProvider } from './skip-trace/providers/http-provider.js';
+import type { SkipTraceProvider } from './skip-trace/providers/provider.js';
+import { createRecordsProvider } from './skip-trace/records/property-records.service.js';
+import { registerSkipTraceRoutes } from './skip-trace/skip-trace.routes.js';
+
+function createProvider(config: Config, log: pino.Logger): SkipTraceProvider {
+  const provider = config.skipTrace.provider;
+  return provider.kind === 'http'
+    ? createHttpProvider({ url: provider.url, apiKey: provider.apiKey, log: log.child({ component: 'skip-trace-vendor' }) })
+    : createRecordsProvider();
+}
 
 export interface App {
   http: FastifyInstance;
@@ -31,6 +43,14 @@ export async function buildApp(config: Config, log = pino({ level: config.logLev
     orm: database.orm,
     redis,
     authenticator: createAuthenticator({ internalApiToken: config.internalApiToken }),
+    traces: createTraceCoordinator({
+      orm: database.orm,
+      redis,
+      provider: createProvider(config, log),
+      log,
+      timeoutMs: config.limits.skipTraceTimeoutMs,
+      ttlDays: config.skipTrace.cacheTtlDays,
+    }),
   };
 
   const yoga = createYogaServer(services);
@@ -47,7 +67,14 @@ export async function buildApp(config: Config, log = pino({ level: config.logLev
     ipWindow,
     keyWindow: createWindowLimiter({ name: 'gateway', limit: config.limits.gatewayPerMinute, redis }),
   });
+  registerSkipTraceRoutes(http, {
+    services,
+    yoga,
+    ipWindow,
+    keyWindow: createWindowLimiter({ name: 'skiptrace', limit: config.limits.skipTracePerMinute, redis }),
+  });
   allowOnly(http, '/api/v1/call', ['POST']);
+  allowOnly(http, '/api/v1/skiptrace', ['POST']);
   allowOnly(http, '/api/v1/operations', ['GET']);
   allowOnly(http, '/api/v1/operations/:operationId', ['GET']);
   allowOnly(http, '/schema.graphql', ['GET']);

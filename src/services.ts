@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from './infra/config.js';
 import type { Orm } from './infra/database/orm.js';
 import type { Authenticator } from './auth/authenticate.js';
+import type { TraceCoordinator } from './skip-trace/trace-coordinator.js';
 
 /** Process-wide dependencies, built once at start-up and shared by every request. */
 export interface Services {
@@ -11,4 +12,5 @@ export interface Services {
   orm: Orm;
   redis: Redis | null;
   authenticator: Authenticator;
+  traces: TraceCoordinator;
 }

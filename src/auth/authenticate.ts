@@ -55,6 +55,17 @@ export function createAuthenticator(options: { internalApiToken?: string }): Aut
         return { type: 'user', keyId: row.id, userId: row.user_id, organizationId: row.organization_id, role: row.role, scopes };
       }
 
+      if (isWellFormedSecret(token, 'stk_')) {
+        const hash = hashSecret(token);
+        const rows = await em.execute<{ id: string; key_hash: string; organization_id: string }[]>(
+          `select id, key_hash, organization_id from skip_trace_keys where key_hash = ? and revoked_at is null`,
+          [hash],
+        );
+        const row = rows[0];
+        if (!row || !hashesEqual(row.key_hash, hash)) return null;
+        return { type: 'organization', keyId: row.id, organizationId: row.organization_id };
+      }
+
       if (options.internalApiToken && secretsEqual(token, options.internalApiToken)) return { type: 'platform' };
       return null;
     },

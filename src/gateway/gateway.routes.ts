@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { GraphQLError, type ExecutionResult } from 'graphql';
 import type { UserPrincipal } from '../auth/principal.js';
 import type { Yoga } from '../graphql/yoga.js';
+import { executeOperation } from '../graphql/execute-operation.js';
 import type { Services } from '../services.js';
 import { ApiError } from '../infra/http/api-error.js';
 import { credentialGuard } from '../infra/http/credential-guard.js';
@@ -43,11 +43,9 @@ export function registerGatewayRoutes(app: FastifyInstance, deps: { services: Se
     if (!principal.scopes.has(operation.scope)) throw new ApiError('insufficient_scope', `${operation.operationId} needs the ${operation.scope} scope.`);
     if (!operation.validateVariables(variables)) throw new ApiError('invalid_request', 'variables are invalid.', variableErrorDetails(operation.validateVariables));
 
-    const { execute, contextFactory, schema } = yoga.getEnveloped({ principal, requestId: request.id, log: request.log } as never);
-    const contextValue = await contextFactory();
-    const result = (await execute({ schema, document: operation.parsed, variableValues: variables, contextValue })) as ExecutionResult;
-    if (result.errors?.length) throw ApiError.fromGraphQL(result.errors[0] as GraphQLError);
-    return reply.send({ data: result.data?.[operation.rootField] ?? null });
+    const { data, error } = await executeOperation(yoga, operation.parsed, variables, { principal, requestId: request.id, log: request.log });
+    if (error) throw ApiError.fromGraphQL(error);
+    return reply.send({ data: data?.[operation.rootField] ?? null });
   });
 
   const describe = (op: GatewayOperation) => ({

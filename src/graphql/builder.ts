@@ -1,13 +1,14 @@
 import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
-import type { Context, PlatformContext, UserContext } from './context.js';
+import type { Context, OrganizationContext, PlatformContext, UserContext } from './context.js';
 import { AppError } from './errors.js';
 
 /**
  * The one SchemaBuilder. Scopes:
  * - READ / WRITE / ADMIN: a gateway key holding that scope (ADMIN only while its owner is an ADMIN);
  * - platform: the INTERNAL_API_TOKEN;
- * - organizationAdmin(orgId): an ADMIN-scoped key of an ADMIN user of that organization.
+ * - organizationAdmin(orgId): an ADMIN-scoped key of an ADMIN user of that organization;
+ * - skipTrace: an organization's skip trace key (`stk_…`).
  */
 export const builder = new SchemaBuilder<{
   Context: Context;
@@ -19,6 +20,7 @@ export const builder = new SchemaBuilder<{
     ADMIN: boolean;
     platform: boolean;
     organizationAdmin: string;
+    skipTrace: boolean;
   };
   AuthContexts: {
     READ: UserContext;
@@ -26,6 +28,7 @@ export const builder = new SchemaBuilder<{
     ADMIN: UserContext;
     platform: PlatformContext;
     organizationAdmin: UserContext;
+    skipTrace: OrganizationContext;
   };
 }>({
   plugins: [ScopeAuthPlugin],
@@ -39,6 +42,7 @@ export const builder = new SchemaBuilder<{
         ADMIN: userScope('ADMIN'),
         platform: principal.type === 'platform',
         organizationAdmin: (organizationId) => userScope('ADMIN') && principal.type === 'user' && principal.organizationId === organizationId,
+        skipTrace: principal.type === 'organization',
       };
     },
     unauthorizedError: (_parent, context, info) =>

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { Em } from '../infra/database/orm.js';
-import type { Principal, UserPrincipal, PlatformPrincipal } from '../auth/principal.js';
+import type { OrganizationPrincipal, Principal, UserPrincipal, PlatformPrincipal } from '../auth/principal.js';
 import type { Services } from '../services.js';
 import { createLoaders, type Loaders } from './loaders.js';
 
@@ -20,6 +20,7 @@ export interface Context extends RequestContext {
 
 export type UserContext = Context & { principal: UserPrincipal };
 export type PlatformContext = Context & { principal: PlatformPrincipal };
+export type OrganizationContext = Context & { principal: OrganizationPrincipal };
 
 export function createContext(request: RequestContext, services: Services): Context {
   const em = services.orm.em.fork();

@@ -26,6 +26,10 @@ const envSchema = z.object({
   SKIPTRACE_RATE_LIMIT_PER_MIN: int(1000),
   SKIPTRACE_MAX_IN_FLIGHT: int(10),
   SKIPTRACE_TIMEOUT_MS: int(30000),
+  SKIPTRACE_CACHE_TTL_DAYS: int(90),
+  SKIPTRACE_PROVIDER: z.preprocess(emptyAsUndefined, z.enum(['records', 'http']).default('records')),
+  SKIPTRACE_PROVIDER_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  SKIPTRACE_PROVIDER_KEY: optionalString,
   SEED_DEMO: bool(true),
   TRUST_PROXY: bool(false),
 });
@@ -48,6 +52,11 @@ export interface Config {
     skipTraceMaxInFlight: number;
     skipTraceTimeoutMs: number;
   };
+  skipTrace: {
+    cacheTtlDays: number;
+    /** `records`: property records in the database; `http`: the upstream vendor. */
+    provider: { kind: 'records' } | { kind: 'http'; url: string; apiKey: string };
+  };
   /** Seeds demo data on first start, only ever into an embedded database. */
   seedDemo: boolean;
   trustProxy: boolean;
@@ -62,6 +71,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.SKIPTRACE_PROVIDER === 'http' && (!e.SKIPTRACE_PROVIDER_URL || !e.SKIPTRACE_PROVIDER_KEY)) {
+    throw new ConfigError('Invalid configuration:\n  SKIPTRACE_PROVIDER_URL, SKIPTRACE_PROVIDER_KEY: both are required when SKIPTRACE_PROVIDER=http');
+  }
   return {
     env: e.NODE_ENV,
     port: e.PORT,
@@ -78,6 +90,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       skipTracePerMinute: e.SKIPTRACE_RATE_LIMIT_PER_MIN,
       skipTraceMaxInFlight: e.SKIPTRACE_MAX_IN_FLIGHT,
       skipTraceTimeoutMs: e.SKIPTRACE_TIMEOUT_MS,
+    },
+    skipTrace: {
+      cacheTtlDays: e.SKIPTRACE_CACHE_TTL_DAYS,
+      provider:
+        e.SKIPTRACE_PROVIDER === 'http'
+          ? { kind: 'http', url: e.SKIPTRACE_PROVIDER_URL as string, apiKey: e.SKIPTRACE_PROVIDER_KEY as string }
+          : { kind: 'records' },
     },
     seedDemo: e.SEED_DEMO,
     trustProxy: e.TRUST_PROXY,

@@ -78,7 +78,8 @@ const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}
 function normalizeFilter(filter: FeedFilter) {
   const type = filter.notificationTypeFilter || null;
   const search = filter.searchTerm || null;
-  if (search !== null && search.length > SEARCH_TERM_MAX_LENGTH) {
+  // Characters, not UTF-16 units, as JSON Schema's maxLength counts them.
+  if (search !== null && [...search].length > SEARCH_TERM_MAX_LENGTH) {
     throw badInput(`searchTerm must be at most ${SEARCH_TERM_MAX_LENGTH} characters.`, [{ path: 'searchTerm', message: `must be at most ${SEARCH_TERM_MAX_LENGTH} characters` }]);
   }
   return { type, seen: filter.seen ?? null, search };

@@ -1,0 +1,44 @@
+import type { Em } from '../../infra/database/orm.js';
+import { AppError, badInput } from '../../graphql/errors.js';
+import { getOrganization } from '../../organizations/organizations.service.js';
+
+/**
+ * The only writer of `organizations.skip_trace_credits`. Every change is a ledger row plus a
+ * conditional update of the balance in one transaction, so the balance never goes below zero
+ * and always equals the sum of the ledger.
+ */
+export const creditLedger = {
+  /** A purchase; a `reference` already applied to this organization is not applied again. */
+  async addCredits(em: Em, organizationId: string, amount: number, reference: string) {
+    if (!Number.isInteger(amount) || amount < 1) throw badInput('amount must be a positive integer.', [{ path: 'amount', message: 'must be at least 1' }]);
+    if (!reference.trim() || reference.length > 200) throw badInput('reference must be 1 to 200 characters.', [{ path: 'reference', message: 'must be 1 to 200 characters' }]);
+    await getOrganization(em, organizationId);
+    await em.transactional(async (tx) => {
+      const inserted = await tx.execute<{ id: string }[]>(
+        `insert into skip_trace_credit_ledger (id, organization_id, kind, amount, reference) values (?, ?, 'purchase', ?, ?)
+         on conflict (organization_id, reference) where kind = 'purchase' do nothing returning id`,
+        [crypto.randomUUID(), organizationId, amount, reference],
+      );
+      if (inserted.length) await tx.execute(`update organizations set skip_trace_credits = skip_trace_credits + ? where id = ?`, [amount, organizationId], 'run');
+    });
+    return getOrganization(em.fork(), organizationId);
+  },
+
+  /**
+   * One credit for one completed trace, inside the caller's transaction. The conditional update
+   * is the guard: when concurrent charges race for the last credit, exactly one wins.
+   */
+  async charge(tx: Em, organizationId: string, requestId: string): Promise<void> {
+    const result = await tx.execute<{ affectedRows: number }>(
+      `update organizations set skip_trace_credits = skip_trace_credits - 1 where id = ? and skip_trace_credits > 0`,
+      [organizationId],
+      'run',
+    );
+    if (result.affectedRows !== 1) throw new AppError('INSUFFICIENT_CREDITS', 'The organization has no skip trace credits left.');
+    await tx.execute(`insert into skip_trace_credit_ledger (id, organization_id, kind, amount, request_id) values (?, ?, 'charge', -1, ?)`, [
+      crypto.randomUUID(),
+      organizationId,
+      requestId,
+    ]);
+  },
+};

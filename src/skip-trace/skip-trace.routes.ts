@@ -1,0 +1,84 @@
+import type { FastifyInstance } from 'fastify';
+import { Ajv } from 'ajv';
+import { Kind, parse, type OperationDefinitionNode } from 'graphql';
+import type { OrganizationPrincipal } from '../auth/principal.js';
+import { executeOperation } from '../graphql/execute-operation.js';
+import { schema } from '../graphql/schema.js';
+import type { Yoga } from '../graphql/yoga.js';
+import { variablesJsonSchema } from '../gateway/json-schema.js';
+import { variableErrorDetails } from '../gateway/operation-registry.js';
+import { ApiError } from '../infra/http/api-error.js';
+import { credentialGuard } from '../infra/http/credential-guard.js';
+import type { WindowLimiter } from '../infra/rate-limit.js';
+import type { Services } from '../services.js';
+
+/** The REST route is this one mutation: the body is its `input`, `extensions.code` its status. */
+const SKIP_TRACE_DOCUMENT = parse(`mutation skipTrace($input: SkipTraceInput!) {
+  skipTrace(input: $input) { id status persons { firstName lastName middleName age phones { number type } emails } }
+}`);
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    releaseTraceSlot?: () => void;
+  }
+}
+
+/** In-flight traces per key on this instance; the excess is refused at once rather than queued. */
+function createInFlightLimiter(max: number) {
+  const inFlight = new Map<string, number>();
+  return {
+    tryAcquire(key: string): (() => void) | null {
+      const current = inFlight.get(key) ?? 0;
+      if (current >= max) return null;
+      inFlight.set(key, current + 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        const left = (inFlight.get(key) ?? 1) - 1;
+        if (left <= 0) inFlight.delete(key);
+        else inFlight.set(key, left);
+      };
+    },
+  };
+}
+
+export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: Services; yoga: Yoga; keyWindow: WindowLimiter; ipWindow: WindowLimiter }) {
+  const { services, yoga } = deps;
+  const operation = SKIP_TRACE_DOCUMENT.definitions[0] as OperationDefinitionNode;
+  const validateVariables = new Ajv({ strict: false, allErrors: true }).compile(variablesJsonSchema(schema, operation));
+  const inFlight = createInFlightLimiter(services.config.limits.skipTraceMaxInFlight);
+
+  const guard = credentialGuard({
+    services,
+    keyWindow: deps.keyWindow,
+    ipWindow: deps.ipWindow,
+    accepts: (principal) => principal.type === 'organization',
+    keyOf: (principal) => `skiptrace:${(principal as OrganizationPrincipal).keyId}`,
+  });
+
+  app.post('/api/v1/skiptrace', {
+    // Contract order: credential, rate window, then concurrency, all before the body is read.
+    onRequest: [
+      guard,
+      async (request) => {
+        const release = inFlight.tryAcquire((request.principal as OrganizationPrincipal).keyId);
+        if (!release) throw new ApiError('concurrency_limit', `More than ${services.config.limits.skipTraceMaxInFlight} traces in flight for this key; retry when one completes.`);
+        request.releaseTraceSlot = release;
+        request.raw.once('close', release);
+      },
+    ],
+    onResponse: async (request) => request.releaseTraceSlot?.(),
+    handler: async (request, reply) => {
+      const body = request.body;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiError('invalid_request', 'The body must be a JSON object with an address.');
+      if (!validateVariables({ input: body })) {
+        const details = variableErrorDetails(validateVariables).map((d) => ({ ...d, path: d.path.replace(/^variables\.input\.?/, '') || '(body)' }));
+        throw new ApiError('invalid_request', 'The skip trace request is invalid.', details);
+      }
+      const { data, error } = await executeOperation(yoga, SKIP_TRACE_DOCUMENT, { input: body }, { principal: request.principal!, requestId: request.id, log: request.log });
+      if (error) throw ApiError.fromGraphQL(error);
+      return reply.send(data?.skipTrace);
+    },
+  });
+}

@@ -1,0 +1,122 @@
+import { builder } from '../graphql/builder.js';
+import { IssuedKeyRef } from '../auth/auth.schema.js';
+import { OrganizationRef } from '../organizations/organizations.schema.js';
+import { getOrganization } from '../organizations/organizations.service.js';
+import { creditLedger } from './credits/credit-ledger.js';
+import { generateSkipTraceKey, revokeSkipTraceKey, rotateSkipTraceKey, type SkipTraceKeyInfo } from './keys/skip-trace-keys.service.js';
+import { TRACE_STATUSES, type TracedPerson } from './providers/provider.js';
+import { runSkipTrace, type SkipTraceResponse } from './skip-trace.service.js';
+import { ADDRESS_FIELD_MAX_LENGTH as TEXT_MAX, ActorTypeEnum, PhoneTypeEnum, SkipTraceAddressInput } from './skip-trace.types.js';
+
+const constraints = (keywords: Record<string, unknown>) => ({ extensions: { constraints: keywords } });
+
+const SkipTraceStatusEnum = builder.enumType('SkipTraceStatus', { values: TRACE_STATUSES });
+
+const SkipTraceKeyRef = builder.objectRef<SkipTraceKeyInfo>('SkipTraceKey').implement({
+  description: 'The active skip trace key; only its hint (first 8 and last 4 characters) is ever shown after issue.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    hint: t.exposeString('hint'),
+    createdAt: t.field({ type: 'DateTime', resolve: (key) => key.createdAt }),
+  }),
+});
+
+builder.objectField(OrganizationRef, 'skipTraceKey', (t) =>
+  t.field({ type: SkipTraceKeyRef, nullable: true, resolve: (org, _args, ctx) => ctx.loaders.skipTraceKeyByOrganization.load(org.id) }),
+);
+
+const SkipTracePhoneRef = builder.objectRef<TracedPerson['phones'][number]>('SkipTracePhone').implement({
+  fields: (t) => ({
+    number: t.exposeString('number', { description: 'Digits only.' }),
+    type: t.field({ type: PhoneTypeEnum, resolve: (phone) => phone.type }),
+  }),
+});
+
+const SkipTracePersonRef = builder.objectRef<TracedPerson>('SkipTracePerson').implement({
+  fields: (t) => ({
+    firstName: t.exposeString('firstName', { nullable: true }),
+    lastName: t.exposeString('lastName', { nullable: true }),
+    middleName: t.exposeString('middleName', { nullable: true }),
+    age: t.exposeInt('age', { nullable: true, description: 'Approximate age.' }),
+    phones: t.field({ type: [SkipTracePhoneRef], resolve: (person) => person.phones }),
+    emails: t.exposeStringList('emails'),
+  }),
+});
+
+const SkipTraceResultRef = builder.objectRef<SkipTraceResponse>('SkipTraceResult').implement({
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'The skip trace request id (a new UUID per call).' }),
+    status: t.field({ type: SkipTraceStatusEnum, resolve: (result) => result.status }),
+    persons: t.field({ type: [SkipTracePersonRef], resolve: (result) => result.persons }),
+  }),
+});
+
+const SkipTraceActorInput = builder.inputType('SkipTraceActorInput', {
+  description: 'Narrows the trace to one person (firstName, lastName) or entity (name).',
+  fields: (t) => ({
+    type: t.field({ type: ActorTypeEnum, required: true }),
+    firstName: t.string({ description: 'Person only.', ...constraints({ maxLength: TEXT_MAX }) }),
+    lastName: t.string({ description: 'Person only.', ...constraints({ maxLength: TEXT_MAX }) }),
+    name: t.string({ description: 'Entity or company name; entity only.', ...constraints({ maxLength: TEXT_MAX }) }),
+  }),
+});
+
+const SkipTraceInput = builder.inputType('SkipTraceInput', {
+  fields: (t) => ({
+    address: t.field({ type: SkipTraceAddressInput, required: true }),
+    actor: t.field({ type: SkipTraceActorInput }),
+  }),
+});
+
+
+builder.mutationFields((t) => ({
+  skipTrace: t.withAuth({ skipTrace: true }).field({
+    type: SkipTraceResultRef,
+    description: 'Traces the owners of a street address (optionally one person or entity). One credit per completed trace, cached results included.',
+    args: { input: t.arg({ type: SkipTraceInput, required: true }) },
+    resolve: (_root, args, ctx) => runSkipTrace({ em: ctx.em, traces: ctx.services.traces, log: ctx.services.log }, ctx.principal, args.input),
+  }),
+  generateSkipTraceKey: t.field({
+    type: IssuedKeyRef,
+    description: 'Issues the organization\'s skip trace key, shown once. CONFLICT when one is active.',
+    args: { organizationId: t.arg.id({ required: true }) },
+    authScopes: (_root, args) => ({ platform: true, organizationAdmin: String(args.organizationId) }),
+    resolve: (_root, args, ctx) => generateSkipTraceKey(ctx.em, String(args.organizationId)),
+  }),
+  rotateSkipTraceKey: t.field({
+    type: IssuedKeyRef,
+    description: 'Replaces the active key; the old one is refused from the next request on, on every instance.',
+    args: { organizationId: t.arg.id({ required: true }) },
+    authScopes: (_root, args) => ({ platform: true, organizationAdmin: String(args.organizationId) }),
+    resolve: (_root, args, ctx) => rotateSkipTraceKey(ctx.em, String(args.organizationId)),
+  }),
+  revokeSkipTraceKey: t.boolean({
+    description: 'Removes the active key. NOT_FOUND when none is active.',
+    args: { organizationId: t.arg.id({ required: true }) },
+    authScopes: (_root, args) => ({ platform: true, organizationAdmin: String(args.organizationId) }),
+    resolve: (_root, args, ctx) => revokeSkipTraceKey(ctx.em, String(args.organizationId)),
+  }),
+  addSkipTraceCredits: t.field({
+    type: OrganizationRef,
+    description: 'Records a credit purchase; a reference repeated for the same organization is applied once.',
+    authScopes: { platform: true },
+    args: {
+      organizationId: t.arg.id({ required: true }),
+      amount: t.arg.int({ required: true, ...constraints({ minimum: 1 }) }),
+      reference: t.arg.string({ required: true, ...constraints({ minLength: 1, maxLength: 200 }) }),
+    },
+    resolve: (_root, args, ctx) => creditLedger.addCredits(ctx.em, String(args.organizationId), args.amount, args.reference),
+  }),
+  setSkipTraceEnabled: t.field({
+    type: OrganizationRef,
+    description: 'Whether the organization\'s plan permits skip tracing (403 feature_unavailable when not).',
+    authScopes: { platform: true },
+    args: { organizationId: t.arg.id({ required: true }), enabled: t.arg.boolean({ required: true }) },
+    resolve: async (_root, args, ctx) => {
+      const organization = await getOrganization(ctx.em, String(args.organizationId));
+      organization.skipTraceEnabled = args.enabled;
+      await ctx.em.flush();
+      return organization;
+    },
+  }),
+}));

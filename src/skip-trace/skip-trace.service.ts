@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import type { OrganizationPrincipal } from '../auth/principal.js';
+import type { Em } from '../infra/database/orm.js';
+import { AppError } from '../graphql/errors.js';
+import type { Logger } from 'pino';
+import { creditLedger } from './credits/credit-ledger.js';
+import { UnresolvableAddressError, type TraceResult } from './providers/provider.js';
+import type { TraceCoordinator } from './trace-coordinator.js';
+import { validateTraceInput, type SkipTraceInput } from './trace-input.js';
+
+export interface SkipTraceResponse extends TraceResult {
+  /** A new UUID per call, also the key of its ledger charge and audit row. */
+  id: string;
+}
+
+interface Audit {
+  outcome: string;
+  cacheKey: string | null;
+  cacheHit: boolean;
+  charged: boolean;
+}
+
+async function recordAudit(em: Em, requestId: string, principal: OrganizationPrincipal, startedAt: number, audit: Audit) {
+  await em.execute(
+    `insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms) values (?, ?, ?, ?, ?, ?, ?, ?)`,
+    [requestId, principal.organizationId, principal.keyId, audit.cacheKey, audit.outcome, audit.cacheHit, audit.charged, Math.round(performance.now() - startedAt)],
+    'run',
+  );
+}
+
+/**
+ * One skip trace, in contract order: input (422), feature (403), credits (402), then the trace
+ * (cache or provider, with the timeout), then the charge. The charge, its ledger row and the audit
+ * row commit together, so a 200 always has exactly one charge and an error never has one.
+ */
+export async function runSkipTrace(deps: { em: Em; traces: TraceCoordinator; log: Logger }, principal: OrganizationPrincipal, input: SkipTraceInput): Promise<SkipTraceResponse> {
+  const { em, traces } = deps;
+  const requestId = randomUUID();
+  const startedAt = performance.now();
+  let cacheKey: string | null = null;
+  try {
+    const trace = validateTraceInput(input);
+    cacheKey = trace.cacheKey;
+    const [org] = await em.execute<{ skip_trace_enabled: boolean; skip_trace_credits: number }[]>(
+      `select skip_trace_enabled, skip_trace_credits from organizations where id = ?`,
+      [principal.organizationId],
+    );
+    if (!org?.skip_trace_enabled) throw new AppError('FEATURE_UNAVAILABLE', 'Skip tracing is not available for this organization.');
+    if (org.skip_trace_credits <= 0) throw new AppError('INSUFFICIENT_CREDITS', 'The organization has no skip trace credits left.');
+
+    let resolved;
+    try {
+      resolved = await traces.resolve(trace.cacheKey, { requestId, address: trace.address, actor: trace.actor });
+    } catch (error) {
+      if (error instanceof UnresolvableAddressError) throw new AppError('BAD_USER_INPUT', 'The address could not be resolved.', [{ path: 'address', message: 'could not be resolved to a property' }]);
+      throw error;
+    }
+    const { result, cacheHit } = resolved;
+    await em.transactional(async (tx) => {
+      await creditLedger.charge(tx, principal.organizationId, requestId);
+      await recordAudit(tx, requestId, principal, startedAt, { outcome: result.status, cacheKey, cacheHit, charged: true });
+    });
+    return { id: requestId, status: result.status, persons: result.persons };
+  } catch (error) {
+    const outcome = error instanceof AppError ? error.code : 'INTERNAL';
+    await recordAudit(em.fork(), requestId, principal, startedAt, { outcome, cacheKey, cacheHit: false, charged: false }).catch((auditError) =>
+      deps.log.error({ err: auditError, requestId }, 'could not record the skip trace audit row'),
+    );
+    throw error;
+  }
+}
