@@ -17,12 +17,6 @@ const SKIP_TRACE_DOCUMENT = parse(`mutation skipTrace($input: SkipTraceInput!) {
   skipTrace(input: $input) { id status persons { firstName lastName middleName age phones { number type } emails } }
 }`);
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    releaseTraceSlot?: () => void;
-  }
-}
-
 /** In-flight traces per key on this instance; the excess is refused at once rather than queued. */
 function createInFlightLimiter(max: number) {
   const inFlight = new Map<string, number>();
@@ -61,14 +55,13 @@ export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: 
     // Contract order: credential, rate window, then concurrency, all before the body is read.
     onRequest: [
       guard,
-      async (request) => {
+      async (request, reply) => {
         const release = inFlight.tryAcquire((request.principal as OrganizationPrincipal).keyId);
         if (!release) throw new ApiError('concurrency_limit', `More than ${services.config.limits.skipTraceMaxInFlight} traces in flight for this key; retry when one completes.`);
-        request.releaseTraceSlot = release;
-        request.raw.once('close', release);
+        // Freed when the response is done or the client goes away, whichever comes first.
+        reply.raw.once('close', release);
       },
     ],
-    onResponse: async (request) => request.releaseTraceSlot?.(),
     handler: async (request, reply) => {
       const body = request.body;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiError('invalid_request', 'The body must be a JSON object with an address.');
