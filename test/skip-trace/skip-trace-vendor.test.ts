@@ -48,7 +48,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('skip trace through the http vendor', () => {
   it('maps the vendor result and sends the standardized address', async () => {
     const org = await setupOrg(5);
-    const result = await trace(org.key, { address: { line1: '123 Main Street Apt 4', city: 'Austin', state: 'tx', zip: '78701-1234' }, actor: { type: 'person', firstName: 'John', lastName: "O'Neil" } });
+    const house = Math.floor(Math.random() * 1e6);
+    const result = await trace(org.key, { address: { line1: `${house} Main Street Apt 4`, city: 'Austin', state: 'tx', zip: '78701-1234' }, actor: { type: 'person', firstName: 'John', lastName: "O'Neil" } });
     expect(result.status).toBe(200);
     expect(result.body.status).toBe('records_found');
     expect(result.body.id).toMatch(/^[0-9a-f-]{36}$/);
@@ -60,7 +61,7 @@ describe('skip trace through the http vendor', () => {
     }
     expect(vendor.calls).toHaveLength(1);
     const sent = vendor.calls[0].body.requests[0];
-    expect(sent.propertyAddress).toEqual({ street: '123 MAIN ST APT 4', city: 'AUSTIN', state: 'TX', zip: '78701' });
+    expect(sent.propertyAddress).toEqual({ street: `${house} MAIN ST APT 4`, city: 'AUSTIN', state: 'TX', zip: '78701' });
     expect(sent.name).toEqual({ first: 'JOHN', last: 'ONEIL' });
   });
 
