@@ -69,7 +69,10 @@ function parseCsv(text: string): { line: number; fields: string[] }[] {
       fields.push(field);
       field = '';
     } else if (ch === '\n' || (ch === '\r' && text[i + 1] === '\n')) {
-      if (ch === '\r') i++, line++;
+      if (ch === '\r') {
+        i++;
+        line++;
+      }
       endRow();
       rowLine = line;
     } else field += ch;
@@ -110,6 +113,7 @@ function csvRecords(text: string): SourcedRecord[] {
 
   const records = new Map<string, { record: PropertyRecordInput & { owners: PropertyOwnerInput[] }; lines: number[] }>();
   for (const { line, fields } of rows) {
+    if (fields.every((f) => f.trim() === '')) continue; // spreadsheets export blank rows as ",,,,"
     const row = Object.fromEntries(CSV_COLUMNS.map((c) => [c, (fields[columns.indexOf(c)] ?? '').trim()])) as CsvRow;
     const address = { line1: row.line1, line2: row.line2 || undefined, city: row.city, state: row.state, zip: row.zip };
     const key = traceCacheKey(standardizeAddress(address), null);
@@ -168,7 +172,12 @@ async function main(): Promise<number> {
 
   const config = loadConfig();
   if (config.database.kind === 'embedded') {
-    console.error(`warning: importing into the embedded database at ${config.database.dataDir}. Stop any server using it first: PGlite is single-process.`);
+    const { dataDir } = config.database;
+    console.error(
+      dataDir.startsWith('memory://')
+        ? 'warning: DATA_DIR is memory://, so the import is discarded when this process exits.'
+        : `warning: importing into the embedded database at ${dataDir}. Stop any server using it first: PGlite is single-process.`,
+    );
   }
   const db = await openDatabase(config.database);
   const bar = new cliProgress.SingleBar({ stream: process.stderr, format: 'importing [{bar}] {value}/{total} records | {eta_formatted} left' }, cliProgress.Presets.shades_classic);

@@ -32,10 +32,15 @@ async function main() {
   if (demo) {
     // The one place a key is ever printed: demo data in an embedded database (contract section 6).
     process.stdout.write(
-      `\nDemo data seeded. Gateway key (shown once): ${demo.gatewayKey}\n` +
+      `\nDemo data seeded. These keys are shown once:\n` +
+        `  gateway key:    ${demo.gatewayKey}\n` +
+        `  skip trace key: ${demo.skipTraceKey}\n` +
         `Try:\n  curl -s -X POST http://localhost:${port}/api/v1/call \\\n` +
         `    -H 'Authorization: Bearer ${demo.gatewayKey}' -H 'Content-Type: application/json' \\\n` +
-        `    -d '{"operationId":"getNotificationCounts","variables":{}}'\n\n`,
+        `    -d '{"operationId":"getNotificationCounts","variables":{}}'\n` +
+        `  curl -s -X POST http://localhost:${port}/api/v1/skiptrace \\\n` +
+        `    -H 'Authorization: Bearer ${demo.skipTraceKey}' -H 'Content-Type: application/json' \\\n` +
+        `    -d '{"address":{"line1":"123 Main Street Apt 4","city":"Austin","state":"tx","zip":"78701"}}'\n\n`,
     );
   }
 

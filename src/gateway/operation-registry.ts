@@ -70,13 +70,13 @@ export function buildOperationRegistry(schema: GraphQLSchema) {
 export type OperationRegistry = ReturnType<typeof buildOperationRegistry>;
 
 /** Ajv errors as contract `details`: one entry per failing path, naming unknown fields. */
-export function variableErrorDetails(validateFn: ValidateFunction): ErrorDetail[] {
+export function variableErrorDetails(validateFn: ValidateFunction, unknownMessage = 'is not a known variable'): ErrorDetail[] {
   return (validateFn.errors ?? []).map((e) => {
     const pointer = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     const base = pointer ? `variables.${pointer}` : 'variables';
     if (e.keyword === 'additionalProperties') {
       const name = (e.params as { additionalProperty: string }).additionalProperty;
-      return { path: `${base}.${name}`, message: 'is not a known variable' };
+      return { path: `${base}.${name}`, message: unknownMessage };
     }
     if (e.keyword === 'required') return { path: `${base}.${(e.params as { missingProperty: string }).missingProperty}`, message: 'is required' };
     return { path: base, message: e.message ?? 'is invalid' };

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { ApiError } from '../infra/http/api-error.js';
+import { GRAPHQL_BODY_LIMIT_BYTES } from '../infra/http/server.js';
 import { printedSchema } from './schema.js';
 import type { Yoga } from './yoga.js';
 
@@ -18,6 +19,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Se
   app.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
+    bodyLimit: GRAPHQL_BODY_LIMIT_BYTES,
     handler: async (request, reply) => {
       const principal = await authenticate(request);
       const wantsGraphiql = request.method === 'GET' && services.config.env !== 'production' && (request.headers.accept ?? '').includes('text/html');

@@ -6,7 +6,6 @@ import '../auth/auth.schema.js';
 import '../notifications/notifications.schema.js';
 import '../skip-trace/skip-trace.schema.js';
 import '../skip-trace/records/property-records.schema.js';
-import '../skip-trace/records/property-records.schema.js';
 
 /** The one schema: the gateway, the REST routes and internal tools all run against it. */
 export const schema = builder.toSchema({ sortSchema: true });

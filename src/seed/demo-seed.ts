@@ -2,12 +2,34 @@ import type { Em } from '../infra/database/orm.js';
 import { createApiKey } from '../auth/api-keys.service.js';
 import { createOrganization, createUser } from '../organizations/organizations.service.js';
 import { publishNotifications, type PublishNotificationInput } from '../notifications/feed.service.js';
+import { creditLedger } from '../skip-trace/credits/credit-ledger.js';
+import { generateSkipTraceKey } from '../skip-trace/keys/skip-trace-keys.service.js';
+import { importPropertyRecords, type PropertyRecordInput } from '../skip-trace/records/property-records.service.js';
 
 export interface DemoSeed {
   organizationId: string;
   userId: string;
   gatewayKey: string;
+  skipTraceKey: string;
 }
+
+/** Property records for the records provider; the README's examples trace these addresses. */
+const DEMO_PROPERTIES: PropertyRecordInput[] = [
+  {
+    address: { line1: '123 Main St', line2: 'Apt 4', city: 'Austin', state: 'TX', zip: '78701' },
+    owners: [
+      { type: 'person', firstName: 'John', middleName: 'Q', lastName: 'Smith', age: 61, phones: [{ number: '(512) 555-0100', type: 'mobile' }, { number: '512-555-0101', type: 'residential' }], emails: ['john.smith@example.com'] },
+      { type: 'person', firstName: 'Jane', lastName: 'Smith', age: 58, phones: [{ number: '512.555.0102', type: 'mobile' }], emails: [] },
+    ],
+  },
+  {
+    address: { line1: '456 Oak Avenue', city: 'Austin', state: 'TX', zip: '78702' },
+    owners: [
+      { type: 'entity', name: 'Acme Holdings LLC', persons: [{ firstName: 'Maria', lastName: 'Lopez', age: 44, phones: [{ number: '5125550103', type: 'mobile' }], emails: ['maria@acme.example'] }] },
+    ],
+  },
+  { address: { line1: '789 Pine Road', city: 'Round Rock', state: 'TX', zip: '78664' }, owners: [] },
+];
 
 const SAMPLES: Array<Omit<PublishNotificationInput, 'userId'>> = [
   { notificationType: 'deal_created', title: 'New deal: 123 Main St', body: 'A deal was created for 123 Main St, Austin TX.', dealId: 'deal_1001', actionType: 'open_deal', actionTargetId: 'deal_1001' },
@@ -20,7 +42,10 @@ const SAMPLES: Array<Omit<PublishNotificationInput, 'userId'>> = [
   { notificationType: 'call_missed', title: 'Missed call from (512) 555-0100', body: 'Missed call from a contact.', callId: 'call_6001', contactId: 'contact_2003', actionType: 'open_call', actionTargetId: 'call_6001' },
 ];
 
-/** Demo data for a first start on an empty embedded database: one org, an admin, a key and ~40 notifications. */
+/**
+ * Demo data for a first start on an empty embedded database: one org, an admin with a gateway key,
+ * 40 notifications, a skip trace key with 100 credits and three property records.
+ */
 export async function seedDemo(em: Em): Promise<DemoSeed> {
   return em.transactional(async (tx) => {
     const organization = await createOrganization(tx, { name: 'Demo Realty', skipTraceEnabled: true });
@@ -35,6 +60,9 @@ export async function seedDemo(em: Em): Promise<DemoSeed> {
     await publishNotifications(tx, inputs);
     // A third already read, so both badge numbers show.
     await tx.execute(`update notifications set is_seen = true, seen_at = created_at where user_id = ? and extract(hour from created_at)::int % 3 = 0`, [user.id]);
-    return { organizationId: organization.id, userId: user.id, gatewayKey: key.secret };
+    await importPropertyRecords(tx, DEMO_PROPERTIES);
+    const skipTraceKey = await generateSkipTraceKey(tx, organization.id);
+    await creditLedger.addCredits(tx, organization.id, 100, 'demo-seed');
+    return { organizationId: organization.id, userId: user.id, gatewayKey: key.secret, skipTraceKey: skipTraceKey.secret };
   });
 }

@@ -66,7 +66,7 @@ export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: 
       const body = request.body;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiError('invalid_request', 'The body must be a JSON object with an address.');
       if (!validateVariables({ input: body })) {
-        const details = variableErrorDetails(validateVariables).map((d) => ({ ...d, path: d.path.replace(/^variables\.input\.?/, '') || '(body)' }));
+        const details = variableErrorDetails(validateVariables, 'is not a known field').map((d) => ({ ...d, path: d.path.replace(/^variables\.input\.?/, '') || '(body)' }));
         throw new ApiError('invalid_request', 'The skip trace request is invalid.', details);
       }
       const { data, error } = await executeOperation(yoga, SKIP_TRACE_DOCUMENT, { input: body }, { principal: request.principal!, requestId: request.id, log: request.log });

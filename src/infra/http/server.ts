@@ -4,6 +4,8 @@ import type { Services } from '../../services.js';
 import { ApiError } from './api-error.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
+/** `/graphql` carries internal tools' batch mutations (up to 1000 records), so it allows more. */
+export const GRAPHQL_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -30,7 +32,7 @@ export function createHttpServer(services: Services): FastifyInstance {
 
   // REST bodies are parsed as JSON whatever the Content-Type, so a wrong header is a 422 like any other bad body.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, (_request, body, done) => {
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
     let parsed: unknown;
@@ -52,7 +54,7 @@ export function createHttpServer(services: Services): FastifyInstance {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     let apiError: ApiError;
     if (error instanceof ApiError) apiError = error;
-    else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') apiError = new ApiError('payload_too_large', `The body exceeds ${BODY_LIMIT_BYTES} bytes.`);
+    else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') apiError = new ApiError('payload_too_large', 'The body is too large (64 KiB on the REST routes).');
     else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) apiError = new ApiError('invalid_request', 'The request could not be read.');
     else {
       request.log.error({ err: error }, 'unexpected error');

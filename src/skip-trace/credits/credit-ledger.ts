@@ -12,7 +12,7 @@ export const creditLedger = {
   async addCredits(em: Em, organizationId: string, amount: number, reference: string) {
     if (!Number.isInteger(amount) || amount < 1) throw badInput('amount must be a positive integer.', [{ path: 'amount', message: 'must be at least 1' }]);
     if (!reference.trim() || reference.length > 200) throw badInput('reference must be 1 to 200 characters.', [{ path: 'reference', message: 'must be 1 to 200 characters' }]);
-    await getOrganization(em, organizationId);
+    const organization = await getOrganization(em, organizationId);
     await em.transactional(async (tx) => {
       const inserted = await tx.execute<{ id: string }[]>(
         `insert into skip_trace_credit_ledger (id, organization_id, kind, amount, reference) values (?, ?, 'purchase', ?, ?)
@@ -21,7 +21,10 @@ export const creditLedger = {
       );
       if (inserted.length) await tx.execute(`update organizations set skip_trace_credits = skip_trace_credits + ? where id = ?`, [amount, organizationId], 'run');
     });
-    return getOrganization(em.fork(), organizationId);
+    // Re-read through the same EntityManager (a fork would need a second connection, which the
+    // embedded database does not have while a transaction is open).
+    await em.refresh(organization);
+    return organization;
   },
 
   /**
