@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Ajv } from 'ajv';
+import { randomUUID } from 'node:crypto';
 import { Kind, parse, type OperationDefinitionNode } from 'graphql';
 import type { OrganizationPrincipal } from '../auth/principal.js';
 import { executeOperation } from '../graphql/execute-operation.js';
@@ -11,11 +12,18 @@ import { ApiError } from '../infra/http/api-error.js';
 import { credentialGuard } from '../infra/http/credential-guard.js';
 import type { WindowLimiter } from '../infra/rate-limit.js';
 import type { Services } from '../services.js';
+import { recordAudit } from './skip-trace.service.js';
 
 /** The REST route is this one mutation: the body is its `input`, `extensions.code` its status. */
 const SKIP_TRACE_DOCUMENT = parse(`mutation skipTrace($input: SkipTraceInput!) {
   skipTrace(input: $input) { id status persons { firstName lastName middleName age phones { number type } emails } }
 }`);
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    startedAt?: number;
+  }
+}
 
 /** In-flight traces per key on this instance; the excess is refused at once rather than queued. */
 function createInFlightLimiter(max: number) {
@@ -51,9 +59,25 @@ export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: 
     keyOf: (principal) => `skiptrace:${(principal as OrganizationPrincipal).keyId}`,
   });
 
+  const reachedTrace = new WeakSet<object>();
+
   app.post('/api/v1/skiptrace', {
+    // Calls refused before the mutation ran (rate, concurrency, body) are audited here; the
+    // mutation audits every call it handles.
+    onResponse: async (request, reply) => {
+      if (request.principal?.type !== 'organization' || reachedTrace.has(request)) return;
+      await recordAudit(services.orm.em.fork(), randomUUID(), request.principal, request.startedAt ?? performance.now(), {
+        outcome: request.errorCode ?? String(reply.statusCode),
+        cacheKey: null,
+        cacheHit: false,
+        charged: false,
+      }).catch((error) => request.log.error({ err: error }, 'could not record the skip trace audit row'));
+    },
     // Contract order: credential, rate window, then concurrency, all before the body is read.
     onRequest: [
+      async (request) => {
+        request.startedAt = performance.now();
+      },
       guard,
       async (request, reply) => {
         const release = inFlight.tryAcquire((request.principal as OrganizationPrincipal).keyId);
@@ -69,6 +93,7 @@ export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: 
         const details = variableErrorDetails(validateVariables, 'is not a known field').map((d) => ({ ...d, path: d.path.replace(/^variables\.input\.?/, '') || '(body)' }));
         throw new ApiError('invalid_request', 'The skip trace request is invalid.', details);
       }
+      reachedTrace.add(request);
       const { data, error } = await executeOperation(yoga, SKIP_TRACE_DOCUMENT, { input: body }, { principal: request.principal!, requestId: request.id, log: request.log });
       if (error) throw ApiError.fromGraphQL(error);
       return reply.send(data?.skipTrace);

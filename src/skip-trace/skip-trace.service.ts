@@ -20,7 +20,7 @@ interface Audit {
   charged: boolean;
 }
 
-async function recordAudit(em: Em, requestId: string, principal: OrganizationPrincipal, startedAt: number, audit: Audit) {
+export async function recordAudit(em: Em, requestId: string, principal: OrganizationPrincipal, startedAt: number, audit: Audit) {
   await em.execute(
     `insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms) values (?, ?, ?, ?, ?, ?, ?, ?)`,
     [requestId, principal.organizationId, principal.keyId, audit.cacheKey, audit.outcome, audit.cacheHit, audit.charged, Math.round(performance.now() - startedAt)],

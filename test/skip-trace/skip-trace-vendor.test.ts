@@ -152,4 +152,21 @@ describe('skip trace through the http vendor', () => {
     expect((await trace(org.key, { address: address() })).status).toBe(200);
     expect(await balance(org.organizationId)).toEqual({ credits: 6, charges: 4 });
   });
+
+  it('audits every call past the credential check, including those refused before the trace ran', async () => {
+    const org = await setupOrg(1);
+    const ok = await trace(org.key, { address: address() });
+    const invalid = await trace(org.key, { address: { ...address(), zip: 'nope' } });
+    const broke = await trace(org.key, { address: address() });
+    expect([ok.status, invalid.status, broke.status]).toEqual([200, 422, 402]);
+    await sleep(100); // the route's audit row is written once the response is out
+    const rows = await service.sql(`select id, outcome, charged, duration_ms, key_id from skip_trace_requests where organization_id = ? order by created_at`, [org.organizationId]);
+    expect(rows.map((r) => [r.outcome, r.charged])).toEqual([
+      ['records_found', true],
+      ['invalid_request', false],
+      ['INSUFFICIENT_CREDITS', false],
+    ]);
+    expect(rows[0].id).toBe(ok.body.id);
+    expect(rows.every((r) => r.duration_ms >= 0 && typeof r.key_id === 'string')).toBe(true);
+  });
 });

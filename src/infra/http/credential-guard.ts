@@ -7,6 +7,8 @@ import { ApiError } from './api-error.js';
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;
+    /** The REST error code this request was answered with, if any. */
+    errorCode?: string;
   }
 }
 
@@ -39,9 +41,10 @@ export function credentialGuard(options: {
       if (!decision.allowed) throw new ApiError('rate_limited', 'Too many requests without a valid key; retry later.');
       throw new ApiError('invalid_key', principal && principal.type !== 'anonymous' ? 'This key cannot be used on this route.' : 'A valid API key is required (Authorization: Bearer <key>).');
     }
+    // Known from here on, so that even a rate-limited call is attributed (e.g. in the skip trace audit).
+    request.principal = principal;
     const decision = await options.keyWindow.consume(options.keyOf(principal));
     setRateLimitHeaders(reply, decision);
     if (!decision.allowed) throw new ApiError('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.retryAfter} s.`);
-    request.principal = principal;
   };
 }

@@ -60,6 +60,7 @@ export function createHttpServer(services: Services): FastifyInstance {
       request.log.error({ err: error }, 'unexpected error');
       apiError = new ApiError('internal_error', 'Unexpected error; retry.');
     }
+    request.errorCode = apiError.code;
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
     return reply.status(apiError.status).send(apiError.toBody());
   });
