@@ -1,4 +1,5 @@
 import { builder } from '../graphql/builder.js';
+import { constraints } from '../graphql/constraints.js';
 import { Notification, NotificationType } from './notification.entity.js';
 import {
   FEED_LIMIT,
@@ -13,12 +14,6 @@ import {
   type FeedPage,
   type NotificationCounts,
 } from './feed.service.js';
-
-/**
- * `extensions.constraints` are JSON Schema keywords for an argument. The resolvers enforce the same
- * limits; the gateway's discovery documents and variable validation read them from here.
- */
-const constraints = (keywords: Record<string, unknown>) => ({ extensions: { constraints: keywords } });
 
 export const NotificationRef = builder.objectType(Notification, {
   name: 'Notification',

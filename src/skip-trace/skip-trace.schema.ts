@@ -1,4 +1,5 @@
 import { builder } from '../graphql/builder.js';
+import { constraints } from '../graphql/constraints.js';
 import { IssuedKeyRef } from '../auth/auth.schema.js';
 import { OrganizationRef } from '../organizations/organizations.schema.js';
 import { getOrganization } from '../organizations/organizations.service.js';
@@ -7,8 +8,6 @@ import { generateSkipTraceKey, revokeSkipTraceKey, rotateSkipTraceKey, type Skip
 import { TRACE_STATUSES, type TracedPerson } from './providers/provider.js';
 import { runSkipTrace, type SkipTraceResponse } from './skip-trace.service.js';
 import { ADDRESS_FIELD_MAX_LENGTH as TEXT_MAX, ActorTypeEnum, PhoneTypeEnum, SkipTraceAddressInput } from './skip-trace.types.js';
-
-const constraints = (keywords: Record<string, unknown>) => ({ extensions: { constraints: keywords } });
 
 const SkipTraceStatusEnum = builder.enumType('SkipTraceStatus', { values: TRACE_STATUSES });
 

@@ -4,6 +4,7 @@
  * as JSON Schema keywords, read by the gateway's discovery documents.
  */
 import { builder } from '../graphql/builder.js';
+import { constraints } from '../graphql/constraints.js';
 import type { ErrorDetail } from '../graphql/errors.js';
 import { standardizeState } from './address/index.js';
 import { PHONE_TYPES } from './providers/provider.js';
@@ -13,8 +14,6 @@ export type ActorType = (typeof ACTOR_TYPES)[number];
 
 export const ADDRESS_FIELD_MAX_LENGTH = 200;
 export const ZIP_PATTERN = /^\d{5}(-?\d{4})?$/u;
-
-const constraints = (keywords: Record<string, unknown>) => ({ extensions: { constraints: keywords } });
 
 export const ActorTypeEnum = builder.enumType('ActorType', {
   description: 'Whether an actor or an owner is a person or an entity (company, trust, LLC).',

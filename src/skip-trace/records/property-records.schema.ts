@@ -1,4 +1,5 @@
 import { builder } from '../../graphql/builder.js';
+import { constraints } from '../../graphql/constraints.js';
 import { ActorTypeEnum, PhoneTypeEnum, SkipTraceAddressInput } from '../skip-trace.types.js';
 import {
   AGE_MAX,
@@ -12,7 +13,6 @@ import {
 } from './property-records.service.js';
 
 /** JSON Schema keywords for discovery; the service enforces the same limits itself. */
-const constraints = (keywords: Record<string, unknown>) => ({ extensions: { constraints: keywords } });
 const nameConstraints = constraints({ maxLength: NAME_MAX_LENGTH });
 
 const PhoneInput = builder.inputType('PhoneInput', {
