@@ -18,6 +18,7 @@ import { createHttpProvider } from './skip-trace/providers/http-provider.js';
 import type { SkipTraceProvider } from './skip-trace/providers/provider.js';
 import { createRecordsProvider } from './skip-trace/records/property-records.service.js';
 import { registerSkipTraceRoutes } from './skip-trace/skip-trace.routes.js';
+import { createSkipTraceLimits } from './skip-trace/skip-trace-limits.js';
 
 function createProvider(config: Config, log: pino.Logger): SkipTraceProvider {
   const provider = config.skipTrace.provider;
@@ -51,6 +52,7 @@ export async function buildApp(config: Config, log = pino({ level: config.logLev
       timeoutMs: config.limits.skipTraceTimeoutMs,
       ttlDays: config.skipTrace.cacheTtlDays,
     }),
+    skipTraceLimits: createSkipTraceLimits(config, redis),
   };
 
   const yoga = createYogaServer(services);
@@ -67,12 +69,7 @@ export async function buildApp(config: Config, log = pino({ level: config.logLev
     ipWindow,
     keyWindow: createWindowLimiter({ name: 'gateway', limit: config.limits.gatewayPerMinute, redis }),
   });
-  registerSkipTraceRoutes(http, {
-    services,
-    yoga,
-    ipWindow,
-    keyWindow: createWindowLimiter({ name: 'skiptrace', limit: config.limits.skipTracePerMinute, redis }),
-  });
+  registerSkipTraceRoutes(http, { services, yoga, ipWindow });
   allowOnly(http, '/api/v1/call', ['POST']);
   allowOnly(http, '/api/v1/skiptrace', ['POST']);
   allowOnly(http, '/api/v1/operations', ['GET']);

@@ -4,6 +4,7 @@ import type { Config } from './infra/config.js';
 import type { Orm } from './infra/database/orm.js';
 import type { Authenticator } from './auth/authenticate.js';
 import type { TraceCoordinator } from './skip-trace/trace-coordinator.js';
+import type { SkipTraceLimits } from './skip-trace/skip-trace-limits.js';
 
 /** Process-wide dependencies, built once at start-up and shared by every request. */
 export interface Services {
@@ -13,4 +14,5 @@ export interface Services {
   redis: Redis | null;
   authenticator: Authenticator;
   traces: TraceCoordinator;
+  skipTraceLimits: SkipTraceLimits;
 }

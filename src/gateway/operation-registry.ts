@@ -71,7 +71,12 @@ export type OperationRegistry = ReturnType<typeof buildOperationRegistry>;
 
 /** Ajv errors as contract `details`: one entry per failing path, naming unknown fields. */
 export function variableErrorDetails(validateFn: ValidateFunction, unknownMessage = 'is not a known variable'): ErrorDetail[] {
-  return (validateFn.errors ?? []).map((e) => {
+  // A nullable input object is `anyOf: [{$ref}, {type: 'null'}]`; with allErrors Ajv also reports
+  // the null branch and the anyOf itself, which only repeat the real error.
+  const errors = (validateFn.errors ?? []).filter(
+    (e) => e.keyword !== 'anyOf' && !(e.keyword === 'type' && (e.params as { type?: unknown }).type === 'null' && e.schemaPath.includes('/anyOf/')),
+  );
+  return errors.map((e) => {
     const pointer = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     const base = pointer ? `variables.${pointer}` : 'variables';
     if (e.keyword === 'additionalProperties') {

@@ -9,6 +9,8 @@ export interface RequestContext {
   principal: Principal;
   requestId: string;
   log: Logger;
+  /** Set by the skip trace REST route, which has already taken the key's window point and in-flight slot. */
+  skipTraceAdmitted?: boolean;
 }
 
 /** The GraphQL context: per-request state only (forked EntityManager, loaders, principal). */

@@ -50,7 +50,7 @@ export function createYogaServer(services: Services): Yoga {
     graphiql: services.config.env !== 'production',
     landingPage: false,
     logging: services.log.child({ component: 'yoga' }),
-    context: (request) => createContext({ principal: request.principal, requestId: request.requestId, log: request.log }, services),
+    context: (request) => createContext({ principal: request.principal, requestId: request.requestId, log: request.log, skipTraceAdmitted: request.skipTraceAdmitted }, services),
     maskedErrors: { maskError: (error) => maskError(error, services.log) },
     plugins: [
       useContractErrorCodes(),

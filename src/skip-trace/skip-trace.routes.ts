@@ -11,6 +11,7 @@ import { variableErrorDetails } from '../gateway/operation-registry.js';
 import { ApiError } from '../infra/http/api-error.js';
 import { credentialGuard } from '../infra/http/credential-guard.js';
 import type { WindowLimiter } from '../infra/rate-limit.js';
+import { skipTraceWindowKey } from './skip-trace-limits.js';
 import type { Services } from '../services.js';
 import { recordAudit } from './skip-trace.service.js';
 
@@ -25,38 +26,18 @@ declare module 'fastify' {
   }
 }
 
-/** In-flight traces per key on this instance; the excess is refused at once rather than queued. */
-function createInFlightLimiter(max: number) {
-  const inFlight = new Map<string, number>();
-  return {
-    tryAcquire(key: string): (() => void) | null {
-      const current = inFlight.get(key) ?? 0;
-      if (current >= max) return null;
-      inFlight.set(key, current + 1);
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        const left = (inFlight.get(key) ?? 1) - 1;
-        if (left <= 0) inFlight.delete(key);
-        else inFlight.set(key, left);
-      };
-    },
-  };
-}
-
-export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: Services; yoga: Yoga; keyWindow: WindowLimiter; ipWindow: WindowLimiter }) {
+export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: Services; yoga: Yoga; ipWindow: WindowLimiter }) {
   const { services, yoga } = deps;
   const operation = SKIP_TRACE_DOCUMENT.definitions[0] as OperationDefinitionNode;
   const validateVariables = new Ajv({ strict: false, allErrors: true }).compile(variablesJsonSchema(schema, operation));
-  const inFlight = createInFlightLimiter(services.config.limits.skipTraceMaxInFlight);
+  const { window: keyWindow, inFlight } = services.skipTraceLimits;
 
   const guard = credentialGuard({
     services,
-    keyWindow: deps.keyWindow,
+    keyWindow,
     ipWindow: deps.ipWindow,
     accepts: (principal) => principal.type === 'organization',
-    keyOf: (principal) => `skiptrace:${(principal as OrganizationPrincipal).keyId}`,
+    keyOf: (principal) => skipTraceWindowKey((principal as OrganizationPrincipal).keyId),
   });
 
   const reachedTrace = new WeakSet<object>();
@@ -94,7 +75,8 @@ export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: 
         throw new ApiError('invalid_request', 'The skip trace request is invalid.', details);
       }
       reachedTrace.add(request);
-      const { data, error } = await executeOperation(yoga, SKIP_TRACE_DOCUMENT, { input: body }, { principal: request.principal!, requestId: request.id, log: request.log });
+      // The window and the in-flight slot were taken above: the mutation must not take them again.
+      const { data, error } = await executeOperation(yoga, SKIP_TRACE_DOCUMENT, { input: body }, { principal: request.principal!, requestId: request.id, log: request.log, skipTraceAdmitted: true });
       if (error) throw ApiError.fromGraphQL(error);
       return reply.send(data?.skipTrace);
     },

@@ -7,6 +7,7 @@ import { creditLedger } from './credits/credit-ledger.js';
 import { generateSkipTraceKey, revokeSkipTraceKey, rotateSkipTraceKey, type SkipTraceKeyInfo } from './keys/skip-trace-keys.service.js';
 import { TRACE_STATUSES, type TracedPerson } from './providers/provider.js';
 import { runSkipTrace, type SkipTraceResponse } from './skip-trace.service.js';
+import { admitSkipTrace } from './skip-trace-limits.js';
 import { ADDRESS_FIELD_MAX_LENGTH as TEXT_MAX, ActorTypeEnum, PhoneTypeEnum, SkipTraceAddressInput } from './skip-trace.types.js';
 
 const SkipTraceStatusEnum = builder.enumType('SkipTraceStatus', { values: TRACE_STATUSES });
@@ -73,7 +74,18 @@ builder.mutationFields((t) => ({
     type: SkipTraceResultRef,
     description: 'Traces the owners of a street address (optionally one person or entity). One credit per completed trace, cached results included.',
     args: { input: t.arg({ type: SkipTraceInput, required: true }) },
-    resolve: (_root, args, ctx) => runSkipTrace({ em: ctx.em, traces: ctx.services.traces, log: ctx.services.log }, ctx.principal, args.input),
+    resolve: (_root, args, ctx) =>
+      runSkipTrace(
+        {
+          em: ctx.em,
+          traces: ctx.services.traces,
+          log: ctx.services.log,
+          // Calls through /graphql take the key's window point and in-flight slot here; the REST route took them already.
+          admit: ctx.skipTraceAdmitted ? undefined : () => admitSkipTrace(ctx.services.skipTraceLimits, ctx.principal),
+        },
+        ctx.principal,
+        args.input,
+      ),
   }),
   generateSkipTraceKey: t.field({
     type: IssuedKeyRef,

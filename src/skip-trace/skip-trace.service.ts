@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { OrganizationPrincipal } from '../auth/principal.js';
 import type { Em } from '../infra/database/orm.js';
 import { AppError } from '../graphql/errors.js';
+import { restErrorCode } from '../infra/http/api-error.js';
 import type { Logger } from 'pino';
 import { creditLedger } from './credits/credit-ledger.js';
 import { UnresolvableAddressError, type TraceResult } from './providers/provider.js';
@@ -33,12 +34,14 @@ export async function recordAudit(em: Em, requestId: string, principal: Organiza
  * (cache or provider, with the timeout), then the charge. The charge, its ledger row and the audit
  * row commit together, so a 200 always has exactly one charge and an error never has one.
  */
-export async function runSkipTrace(deps: { em: Em; traces: TraceCoordinator; log: Logger }, principal: OrganizationPrincipal, input: SkipTraceInput): Promise<SkipTraceResponse> {
+export async function runSkipTrace(deps: { em: Em; traces: TraceCoordinator; log: Logger; admit?: () => Promise<() => void> }, principal: OrganizationPrincipal, input: SkipTraceInput): Promise<SkipTraceResponse> {
   const { em, traces } = deps;
   const requestId = randomUUID();
   const startedAt = performance.now();
   let cacheKey: string | null = null;
+  let release: (() => void) | undefined;
   try {
+    release = await deps.admit?.();
     const trace = validateTraceInput(input);
     cacheKey = trace.cacheKey;
     const [org] = await em.execute<{ skip_trace_enabled: boolean; skip_trace_credits: number }[]>(
@@ -62,10 +65,13 @@ export async function runSkipTrace(deps: { em: Em; traces: TraceCoordinator; log
     });
     return { id: requestId, status: result.status, persons: result.persons };
   } catch (error) {
-    const outcome = error instanceof AppError ? error.code : 'INTERNAL';
+    // Outcomes use the REST error vocabulary, whichever route the call came through.
+    const outcome = restErrorCode(error instanceof AppError ? error.code : 'INTERNAL');
     await recordAudit(em.fork(), requestId, principal, startedAt, { outcome, cacheKey, cacheHit: false, charged: false }).catch((auditError) =>
       deps.log.error({ err: auditError, requestId }, 'could not record the skip trace audit row'),
     );
     throw error;
+  } finally {
+    release?.();
   }
 }

@@ -105,7 +105,7 @@ describe('skip trace through the http vendor', () => {
     expect(vendor.calls).toHaveLength(1);
     expect(await balance(org.organizationId)).toEqual({ credits: 4, charges: 1 });
     const audit = await service.sql(`select outcome, charged from skip_trace_requests where organization_id = ? order by created_at`, [org.organizationId]);
-    expect(audit).toEqual([{ outcome: 'TIMEOUT', charged: false }, { outcome: 'records_found', charged: true }]);
+    expect(audit).toEqual([{ outcome: 'timeout', charged: false }, { outcome: 'records_found', charged: true }]);
   });
 
   it.each([
@@ -164,7 +164,7 @@ describe('skip trace through the http vendor', () => {
     expect(rows.map((r) => [r.outcome, r.charged])).toEqual([
       ['records_found', true],
       ['invalid_request', false],
-      ['INSUFFICIENT_CREDITS', false],
+      ['insufficient_credits', false],
     ]);
     expect(rows[0].id).toBe(ok.body.id);
     expect(rows.every((r) => r.duration_ms >= 0 && typeof r.key_id === 'string')).toBe(true);

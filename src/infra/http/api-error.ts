@@ -48,6 +48,8 @@ const FROM_GRAPHQL: Record<ErrorCode, RestErrorCode> = {
   INTERNAL: 'internal_error',
 };
 
+export const restErrorCode = (code: ErrorCode): RestErrorCode => FROM_GRAPHQL[code] ?? 'internal_error';
+
 /** An error answered by a REST route as `{"error": {code, message, details?}}`. */
 export class ApiError extends Error {
   readonly status: number;
@@ -63,7 +65,7 @@ export class ApiError extends Error {
   }
 
   static fromGraphQL(error: { message: string; extensions?: Record<string, unknown> }): ApiError {
-    const code = FROM_GRAPHQL[error.extensions?.code as ErrorCode] ?? 'internal_error';
+    const code = restErrorCode(error.extensions?.code as ErrorCode);
     const message = code === 'internal_error' ? 'Unexpected error; retry.' : error.message;
     return new ApiError(code, message, error.extensions?.details as ErrorDetail[] | undefined);
   }
