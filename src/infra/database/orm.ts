@@ -5,6 +5,7 @@ import { MikroORM as PostgresORM } from '@mikro-orm/postgresql';
 import type { EntityManager, MikroORM } from '@mikro-orm/sql';
 import { Migrator } from '@mikro-orm/migrations';
 import { mkdirSync } from 'node:fs';
+import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { entities } from './entities.js';
@@ -31,6 +32,25 @@ const shared = (log?: Logger) => ({
   logger: (message: string) => log?.debug({ component: 'mikro-orm' }, message),
 });
 
+/** Arbitrary constant naming this service's migration lock. */
+const MIGRATION_LOCK_ID = 724_513_901;
+
+/**
+ * Instances starting together must not run migrations at once (each would try to create the same
+ * objects): a session-level advisory lock, on a connection of its own, serializes them.
+ */
+async function withMigrationLock(url: string, migrate: () => Promise<unknown>): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    await migrate();
+  } finally {
+    await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+    await client.end();
+  }
+}
+
 /** Opens the configured database (PostgreSQL or embedded PGlite) and runs pending migrations. */
 export async function openDatabase(config: Config['database'], log?: Logger): Promise<Database> {
   if (config.kind === 'postgres') {
@@ -39,7 +59,7 @@ export async function openDatabase(config: Config['database'], log?: Logger): Pr
       clientUrl: config.url,
       pool: { min: 0, max: config.poolMax },
     });
-    await orm.migrator.up();
+    await withMigrationLock(config.url, () => orm.migrator.up());
     return { orm: orm as unknown as Orm, kind: 'postgres', freshEmbedded: false, close: () => orm.close(true) };
   }
 
