@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
+import type pino from 'pino';
+import { createLogger } from './infra/logger.js';
 import type { Config } from './infra/config.js';
 import { openDatabase, type Database } from './infra/database/orm.js';
 import { connectRedis } from './infra/redis.js';
@@ -35,7 +36,7 @@ export interface App {
 }
 
 /** Wires the service: database (migrated), Redis, schema, Yoga, routes. Listening is the caller's job. */
-export async function buildApp(config: Config, log = pino({ level: config.logLevel })): Promise<App> {
+export async function buildApp(config: Config, log: pino.Logger = createLogger(config.logLevel)): Promise<App> {
   const database = await openDatabase(config.database, log);
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, log) : null;
   const services: Services = {

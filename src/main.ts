@@ -1,4 +1,4 @@
-import pino from 'pino';
+import { createLogger } from './infra/logger.js';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './infra/config.js';
 import { seedDemo } from './seed/demo-seed.js';
@@ -16,7 +16,7 @@ async function main() {
     }
     throw error;
   }
-  const log = pino({ level: config.logLevel });
+  const log = createLogger(config.logLevel);
   const app = await buildApp(config, log);
 
   let demo: Awaited<ReturnType<typeof seedDemo>> | null = null;

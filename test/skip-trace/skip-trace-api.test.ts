@@ -393,7 +393,9 @@ describe('POST /api/v1/skiptrace: credentials', () => {
     const result = await service.request('/api/v1/skiptrace', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ address: fixture.address }) });
     expectError(result, 401, 'invalid_key');
     expect(Object.keys(result.body)).toEqual(['error']);
-    expect(Object.keys(result.body.error).sort()).toEqual(['code', 'message']);
+    expect(Object.keys(result.body.error).sort()).toEqual(['code', 'message', 'requestId']);
+    // The request id quoted in the body is the one in the X-Request-Id header.
+    expect(result.body.error.requestId).toBe(result.headers.get('x-request-id'));
     return result;
   };
 

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import pino from 'pino';
+import type { DestinationStream } from 'pino';
+import { createLogger } from '../../src/infra/logger.js';
 import { buildApp, type App } from '../../src/app.js';
 import { loadConfig } from '../../src/infra/config.js';
 
@@ -37,7 +38,7 @@ export interface Provisioned {
 
 export const usingRealBackends = Boolean(process.env.DATABASE_URL);
 
-export async function startService(env: Record<string, string> = {}): Promise<TestService> {
+export async function startService(env: Record<string, string> = {}, options: { logDestination?: DestinationStream } = {}): Promise<TestService> {
   const platformToken = `pt_${randomBytes(24).toString('hex')}`;
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -52,7 +53,7 @@ export async function startService(env: Record<string, string> = {}): Promise<Te
     PORT: '0',
     ...env,
   });
-  const app = await buildApp(config, pino({ level: config.logLevel }));
+  const app = await buildApp(config, createLogger(config.logLevel, options.logDestination));
   await app.http.listen({ port: 0, host: '127.0.0.1' });
   const address = app.http.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

@@ -70,7 +70,8 @@ export class ApiError extends Error {
     return new ApiError(code, message, error.extensions?.details as ErrorDetail[] | undefined);
   }
 
-  toBody() {
-    return { error: { code: this.code, message: this.message, ...(this.details?.length ? { details: this.details } : {}) } };
+  /** The contract's error body; `requestId` (also in X-Request-Id) lets support find the logs. */
+  toBody(requestId?: string) {
+    return { error: { code: this.code, message: this.message, ...(this.details?.length ? { details: this.details } : {}), ...(requestId ? { requestId } : {}) } };
   }
 }

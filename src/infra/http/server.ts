@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../../services.js';
 import { ApiError } from './api-error.js';
+import { requestScope } from '../logger.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 /** `/graphql` carries internal tools' batch mutations (up to 1000 records), so it allows more. */
@@ -26,8 +27,10 @@ export function createHttpServer(services: Services): FastifyInstance {
     return503OnClosing: true,
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
+    // Everything this request awaits from here on runs in its scope (see infra/logger.ts).
+    requestScope.run({ requestId: request.id }, done);
   });
 
   // REST bodies are parsed as JSON whatever the Content-Type, so a wrong header is a 422 like any other bad body.
@@ -48,7 +51,7 @@ export function createHttpServer(services: Services): FastifyInstance {
 
   app.setNotFoundHandler((request, reply) => {
     const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
-    return reply.status(error.status).send(error.toBody());
+    return reply.status(error.status).send(error.toBody(request.id));
   });
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
@@ -62,7 +65,7 @@ export function createHttpServer(services: Services): FastifyInstance {
     }
     request.errorCode = apiError.code;
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
-    return reply.status(apiError.status).send(apiError.toBody());
+    return reply.status(apiError.status).send(apiError.toBody(request.id));
   });
 
   return app;
@@ -83,7 +86,7 @@ export function allowOnly(app: FastifyInstance, url: string, allowed: string[]) 
     method: methods,
     handler: async (_request, reply) => {
       const error = new ApiError('method_not_allowed', `Use ${allowed.join(' or ')} on ${url}.`);
-      return reply.status(error.status).header('Allow', allowed.join(', ')).send(error.toBody());
+      return reply.status(error.status).header('Allow', allowed.join(', ')).send(error.toBody(_request.id));
     },
   });
 }
