@@ -6,6 +6,8 @@ export default defineConfig({
   resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
   test: {
     include: ['test/**/*.test.ts'],
+    // Separate processes and fault injection: `npm run test:processes` (vitest.processes.config.ts).
+    exclude: ['test/processes/**', '**/node_modules/**'],
     // Each file starts its own service (and, in embedded mode, its own in-memory PGlite).
     pool: 'forks',
     maxWorkers: 2,

@@ -1,0 +1,102 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+
+/**
+ * Runs the service as its own process (`src/main.ts`), as production does, so that tests can use
+ * two of them at once, kill their connections, and send them signals.
+ */
+export interface ServiceProcess {
+  url: string;
+  child: ChildProcess;
+  logs: string[];
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function requireRealBackends(): { databaseUrl: string; redisUrl: string } {
+  const databaseUrl = process.env.DATABASE_URL;
+  const redisUrl = process.env.REDIS_URL;
+  // These tests exist to exercise the shared backends: without them they must fail, not pass by skipping.
+  if (!databaseUrl || !redisUrl) throw new Error('process tests need DATABASE_URL and REDIS_URL');
+  return { databaseUrl, redisUrl };
+}
+
+export const platformToken = `pt_${randomBytes(24).toString('hex')}`;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', INTERNAL_API_TOKEN: platformToken, HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  child.stdout!.on('data', (chunk) => logs.push(String(chunk)));
+  child.stderr!.on('data', (chunk) => logs.push(String(chunk)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`service exited during start-up:\n${logs.join('')}`);
+    const ready = await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
+    if (ready) break;
+    if (Date.now() > deadline) throw new Error(`service not ready after 60 s:\n${logs.join('')}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    url,
+    child,
+    logs,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export async function json(url: string, init: RequestInit & { bearer?: string; body?: string } = {}) {
+  const { bearer, ...rest } = init;
+  const response = await fetch(url, {
+    method: 'POST',
+    ...rest,
+    headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}), ...(rest.headers as Record<string, string>) },
+  });
+  const text = await response.text();
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  return { status: response.status, body, headers: response.headers };
+}
+
+export const graphql = (service: ServiceProcess, query: string, variables: Record<string, unknown> = {}, bearer = platformToken) =>
+  json(`${service.url}/graphql`, { bearer, body: JSON.stringify({ query, variables }) });
+
+/** Runs `tasks` with at most `concurrency` in flight. */
+export async function pool<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) {
+        const i = next++;
+        results[i] = await task(i);
+      }
+    }),
+  );
+  return results;
+}

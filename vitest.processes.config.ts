@@ -1,0 +1,18 @@
+import { defineConfig } from 'vitest/config';
+import base from './vitest.config.js';
+
+/**
+ * Tests that run the service as separate processes and inject faults into the shared PostgreSQL
+ * and Redis (terminated connections, restarts). They run one file at a time, after the main
+ * suite, and need DATABASE_URL and REDIS_URL.
+ */
+export default defineConfig({
+  resolve: base.resolve,
+  test: {
+    include: ['test/processes/**/*.test.ts'],
+    pool: 'forks',
+    fileParallelism: false,
+    testTimeout: 180_000,
+    hookTimeout: 120_000,
+  },
+});
