@@ -84,7 +84,16 @@ export async function buildApp(config: Config, log: pino.Logger = createLogger(c
     services,
     database,
     async close() {
-      await http.close();
+      // Connections whose in-flight request finishes during the drain stay open as keep-alive,
+      // which would hold close() until they time out: close each as soon as it goes idle.
+      const sweeper = setInterval(() => http.server.closeIdleConnections(), 50);
+      try {
+        await http.close();
+      } finally {
+        clearInterval(sweeper);
+      }
+      // Traces that outlived their callers (timeouts) may still be writing their results.
+      await Promise.allSettled(services.traces.pending());
       redis?.disconnect();
       await database.close();
     },
