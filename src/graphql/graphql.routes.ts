@@ -2,35 +2,62 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { ApiError } from '../infra/http/api-error.js';
 import { GRAPHQL_BODY_LIMIT_BYTES } from '../infra/http/server.js';
+import { graphqlRefusal, refuseBody, refuseQueryParams, refusalForEmptyResponse, refusalForHostError, type GraphqlRefusal } from './hardening.js';
 import { printedSchema } from './schema.js';
 import type { Yoga } from './yoga.js';
 
 /**
  * `POST /graphql` for internal tools (and GraphiQL outside production), and `GET /schema.graphql`.
  * Both need a valid credential: introspection and the SDL are for authenticated callers only.
+ * Every error of `/graphql`, including those raised before Yoga runs (unreadable body, body limit),
+ * is answered in GraphQL's shape, `{"errors": [{message, extensions: {code}}]}`.
  */
 export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Services; yoga: Yoga }) {
   const { services, yoga } = deps;
   const authenticate = (request: FastifyRequest) => services.authenticator.authenticate(services.orm.em.fork(), request.headers.authorization);
 
-  const unauthenticated = (reply: FastifyReply, message: string) =>
-    reply.status(401).send({ errors: [{ message, extensions: { code: 'UNAUTHENTICATED' } }] });
+  const refuse = (reply: FastifyReply, refusal: GraphqlRefusal) => reply.status(refusal.status).type('application/json; charset=utf-8').send(refusal.body);
+  const unauthenticated = (reply: FastifyReply, message: string) => refuse(reply, graphqlRefusal(401, message, 'UNAUTHENTICATED'));
+
+  const errorHandler = (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const refusal = refusalForHostError(error as { code?: string; statusCode?: number; message?: string }, GRAPHQL_BODY_LIMIT_BYTES);
+    if (refusal) return refuse(reply, refusal);
+    request.log.error({ err: error }, 'unexpected error on /graphql');
+    return refuse(reply, graphqlRefusal(500, 'Unexpected error.', 'INTERNAL'));
+  };
 
   app.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
     bodyLimit: GRAPHQL_BODY_LIMIT_BYTES,
+    errorHandler,
     handler: async (request, reply) => {
       const principal = await authenticate(request);
       const wantsGraphiql = request.method === 'GET' && services.config.env !== 'production' && (request.headers.accept ?? '').includes('text/html');
       if (principal === null) return unauthenticated(reply, 'The credential is not valid.');
       if (principal.type === 'anonymous' && !wantsGraphiql) return unauthenticated(reply, 'A credential is required (Authorization: Bearer <key>).');
 
+      const refusal = refuseBody(request.method, request.body) ?? (request.method === 'GET' ? refuseQueryParams(request.url) : null);
+      if (refusal) return refuse(reply, refusal);
+
       const response = await yoga.handleNodeRequestAndResponse(request, reply, { principal, requestId: request.id, log: request.log });
+      if (response.body === null) {
+        const empty = refusalForEmptyResponse(response.status);
+        if (empty) return refuse(reply, empty);
+      }
       response.headers.forEach((value, key) => reply.header(key, value));
       reply.status(response.status);
       return reply.send(response.body);
     },
+  });
+
+  // Other methods on /graphql: 405 in GraphQL's shape (not the host's REST-shaped 404).
+  app.route({
+    url: '/graphql',
+    method: ['PUT', 'PATCH', 'DELETE'],
+    bodyLimit: GRAPHQL_BODY_LIMIT_BYTES,
+    errorHandler,
+    handler: async (_request, reply) => refuse(reply.header('Allow', 'GET, POST'), graphqlRefusal(405, 'Use GET or POST on /graphql.')),
   });
 
   app.get('/schema.graphql', async (request, reply) => {

@@ -6,17 +6,28 @@ import { createContext, type Context, type RequestContext } from './context.js';
 import { AppError } from './errors.js';
 import { schema } from './schema.js';
 import { persistedDocuments } from '../gateway/persisted-documents.js';
+import { BATCHING_ENABLED, useGraphqlHardening } from './hardening.js';
 
 export type Yoga = YogaServerInstance<RequestContext, Context>;
 
 /**
  * Expected errors keep their `extensions.code`; GraphQL's own request errors (syntax,
  * validation, variable coercion) become BAD_USER_INPUT; anything else is logged and masked.
+ *
+ * An error that needs no change is returned as is: Yoga logs every error its mask replaces at
+ * error level, with its stack, which would log each caller mistake as if it were ours.
  */
 export function maskError(error: unknown, requestLog: Services['log']): GraphQLError {
+  // Yoga parses the `variables` and `extensions` of GET (and form-encoded) requests with JSON.parse,
+  // before any GraphQL runs: a SyntaxError that reaches us unwrapped is the caller's input.
+  if (error instanceof SyntaxError) {
+    return new GraphQLError('variables and extensions must be JSON objects.', { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
+  }
   if (error instanceof GraphQLError) {
     const original = error.originalError;
     if (original instanceof AppError) {
+      // A resolver's AppError, located: already the AppError's message and extensions.
+      if (error.message === original.message && error.extensions === original.extensions) return error;
       return new GraphQLError(original.message, { nodes: error.nodes, path: error.path, extensions: original.extensions });
     }
     if (!original || original instanceof GraphQLError) {
@@ -30,14 +41,23 @@ export function maskError(error: unknown, requestLog: Services['log']): GraphQLE
 
 const CONTRACT_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'INSUFFICIENT_CREDITS', 'FEATURE_UNAVAILABLE', 'RATE_LIMITED', 'TIMEOUT', 'INTERNAL']);
 
-/** Yoga's own request-error codes (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, …) become the contract's BAD_USER_INPUT. */
+/** Extensions that describe our internals rather than the caller's request (Yoga adds `originalError` to some request errors). */
+const INTERNAL_EXTENSIONS = ['originalError', 'stack', 'exception'];
+
+/**
+ * Yoga's own request-error codes (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, …) become the
+ * contract's BAD_USER_INPUT, and extensions that describe internals are dropped.
+ */
 const useContractErrorCodes = (): Plugin => ({
   onResultProcess({ result, setResult }) {
     if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
     const errors = result.errors.map((error) => {
       const code = error.extensions?.code;
-      if (typeof code === 'string' && CONTRACT_CODES.has(code)) return error;
-      return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code: 'BAD_USER_INPUT' } });
+      const leaks = INTERNAL_EXTENSIONS.some((key) => error.extensions && key in error.extensions);
+      if (typeof code === 'string' && CONTRACT_CODES.has(code) && !leaks) return error;
+      const extensions: Record<string, unknown> = { ...error.extensions, code: typeof code === 'string' && CONTRACT_CODES.has(code) ? code : 'BAD_USER_INPUT' };
+      for (const key of INTERNAL_EXTENSIONS) delete extensions[key];
+      return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions });
     });
     setResult({ ...result, errors });
   },
@@ -52,8 +72,13 @@ export function createYogaServer(services: Services): Yoga {
     logging: services.log.child({ component: 'yoga' }),
     context: (request) => createContext({ principal: request.principal, requestId: request.requestId, log: request.log, skipTraceAdmitted: request.skipTraceAdmitted }, services),
     maskedErrors: { maskError: (error) => maskError(error, services.log) },
+    // One operation per request; see BATCHING_ENABLED for why. An array body gets BAD_USER_INPUT.
+    batching: BATCHING_ENABLED,
     plugins: [
       useContractErrorCodes(),
+      // Depth, alias, cost and token limits, and U+0000 in strings: see hardening.ts. They run at
+      // parse and validate time, so the REST routes' pre-validated documents never meet them.
+      ...useGraphqlHardening(),
       // Internal tools may send any operation, or a `documentId` of the gateway's persisted documents.
       usePersistedOperations({
         allowArbitraryOperations: true,
@@ -63,6 +88,10 @@ export function createYogaServer(services: Services): Yoga {
           return typeof id === 'string' ? id : null;
         },
         getPersistedOperation: (documentId) => persistedDocuments.byHash.get(documentId) ?? null,
+        customErrors: {
+          keyNotFound: { message: 'The request needs "query" (a GraphQL document) or "documentId" (a persisted document id).', extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } },
+          notFound: { message: 'No persisted document has this documentId.', extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } },
+        },
       }),
     ],
   });

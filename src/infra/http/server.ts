@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../../services.js';
 import { ApiError } from './api-error.js';
+import { containsNul } from '../../common/nul.js';
 import { requestScope } from '../logger.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -25,6 +26,19 @@ export function createHttpServer(services: Services): FastifyInstance {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
+    // Requests Node's HTTP parser refuses (bad bytes in a header, oversized request line or
+    // headers) still get the contract's error body.
+    clientErrorHandler: (error, socket) => {
+      if (!socket.writable || (error as NodeJS.ErrnoException).code === 'ECONNRESET') return socket.destroy();
+      const tooLarge = (error as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW';
+      const requestId = randomUUID();
+      const apiError = tooLarge ? new ApiError('payload_too_large', 'The request line or headers are too large.') : new ApiError('invalid_request', 'The HTTP request is malformed.');
+      const body = JSON.stringify(apiError.toBody(requestId));
+      socket.end(
+        `HTTP/1.1 ${apiError.status} ${tooLarge ? 'Payload Too Large' : 'Unprocessable Entity'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    },
   });
 
   app.addHook('onRequest', (request, reply, done) => {
@@ -71,12 +85,6 @@ export function createHttpServer(services: Services): FastifyInstance {
   return app;
 }
 
-function containsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (Array.isArray(value)) return value.some(containsNul);
-  if (value && typeof value === 'object') return Object.entries(value).some(([key, item]) => key.includes('\u0000') || containsNul(item));
-  return false;
-}
 
 /** Answers 405 `method_not_allowed` for the other methods of a known path. */
 export function allowOnly(app: FastifyInstance, url: string, allowed: string[]) {
