@@ -17,8 +17,27 @@ export interface FeedFilter {
   searchTerm?: string | null;
 }
 
+/** A feed row as the API shows it: a plain object, so listing never pays for ORM entity tracking. */
+export interface NotificationView {
+  id: string;
+  notificationType: string;
+  isSeen: boolean;
+  title: string;
+  body: string;
+  createdAt: Date;
+  seenAt: Date | null;
+  contactId: string | null;
+  dealId: string | null;
+  noteId: string | null;
+  replyId: string | null;
+  taskId: string | null;
+  callId: string | null;
+  actionType: string | null;
+  actionTargetId: string | null;
+}
+
 export interface FeedPage {
-  notifications: Notification[];
+  notifications: NotificationView[];
   total: number;
   hasUnread: boolean;
   nextCursor: string | null;
@@ -52,10 +71,9 @@ interface NotificationRow {
 
 const toDate = (value: Date | string) => (value instanceof Date ? value : new Date(value));
 
-function toNotification(userId: string, row: NotificationRow): Notification {
-  return Object.assign(new Notification(), {
+function toNotification(row: NotificationRow): NotificationView {
+  return {
     id: row.id,
-    userId,
     notificationType: row.notification_type,
     isSeen: row.is_seen,
     title: row.title,
@@ -70,7 +88,7 @@ function toNotification(userId: string, row: NotificationRow): Notification {
     callId: row.call_id,
     actionType: row.action_type,
     actionTargetId: row.action_target_id,
-  });
+  };
 }
 
 const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -136,7 +154,7 @@ export async function listNotifications(em: Em, userId: string, filter: FeedFilt
 
   const [rows, { total, hasUnread }] = await Promise.all([pageQuery, totals(em, userId, f)]);
   const more = rows.length > limit;
-  const notifications = rows.slice(0, limit).map((row) => toNotification(userId, row));
+  const notifications = rows.slice(0, limit).map(toNotification);
   const last = notifications[notifications.length - 1];
   return { notifications, total, hasUnread, nextCursor: more && last ? encodeCursor(userId, last) : null };
 }
@@ -215,7 +233,7 @@ export interface PublishNotificationInput {
 }
 
 /** Inserts a batch in one statement; the counter trigger updates badge numbers in the same transaction. */
-export async function publishNotifications(em: Em, inputs: readonly PublishNotificationInput[]): Promise<Notification[]> {
+export async function publishNotifications(em: Em, inputs: readonly PublishNotificationInput[]): Promise<NotificationView[]> {
   if (inputs.length > PUBLISH_MAX) throw badInput(`input may hold at most ${PUBLISH_MAX} notifications.`, [{ path: 'input', message: `must hold at most ${PUBLISH_MAX} items` }]);
   if (inputs.length === 0) return [];
   const details: { path: string; message: string }[] = [];
@@ -243,7 +261,23 @@ export async function publishNotifications(em: Em, inputs: readonly PublishNotif
     }),
   );
   await em.flush();
-  return notifications;
+  return notifications.map((n) => ({
+    id: n.id,
+    notificationType: n.notificationType,
+    isSeen: n.isSeen,
+    title: n.title,
+    body: n.body,
+    createdAt: n.createdAt,
+    seenAt: n.seenAt ?? null,
+    contactId: n.contactId ?? null,
+    dealId: n.dealId ?? null,
+    noteId: n.noteId ?? null,
+    replyId: n.replyId ?? null,
+    taskId: n.taskId ?? null,
+    callId: n.callId ?? null,
+    actionType: n.actionType ?? null,
+    actionTargetId: n.actionTargetId ?? null,
+  }));
 }
 
 /** A PostgreSQL array literal, so one parameter carries a whole list. */

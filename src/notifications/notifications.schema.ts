@@ -1,6 +1,6 @@
 import { builder } from '../graphql/builder.js';
 import { constraints } from '../graphql/constraints.js';
-import { Notification, NotificationType } from './notification.entity.js';
+import { NotificationType } from './notification.entity.js';
 import {
   FEED_LIMIT,
   MARK_IDS_MAX,
@@ -13,10 +13,10 @@ import {
   publishNotifications,
   type FeedPage,
   type NotificationCounts,
+  type NotificationView,
 } from './feed.service.js';
 
-export const NotificationRef = builder.objectType(Notification, {
-  name: 'Notification',
+export const NotificationRef = builder.objectRef<NotificationView>('Notification').implement({
   description: 'One item of the caller\'s bell feed.',
   fields: (t) => ({
     id: t.exposeID('id'),
