@@ -1,0 +1,114 @@
+/** Servers under test as child processes on the orchestrator's own Node, so RSS is theirs alone. */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sleep } from './common.js';
+
+export const ROOT = new URL('../..', import.meta.url).pathname;
+export const LOG_DIR = join(ROOT, 'bench/.data/logs');
+
+/**
+ * Every server runs on one Node: the project's own (`node_modules/.bin/node`, the `node` package
+ * in dependencies), whichever Node launched the harness; the machine's may be older.
+ */
+export const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+export const NODE_VERSION = execFileSync(NODE, ['--version']).toString().trim();
+
+export interface Server {
+  name: string;
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  /** Milliseconds from spawn to the first ready answer. */
+  readyMs: number;
+  stop(): Promise<void>;
+}
+
+/** Resident set size and its high-water mark (MiB) of a process, from /proc. */
+export function memoryOf(pid: number): { rss: number; hwm: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) / 1024;
+    return { rss: field('VmRSS'), hwm: field('VmHWM') };
+  } catch {
+    return { rss: 0, hwm: 0 };
+  }
+}
+
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc/<pid>/stat. */
+export function cpuSecondsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS; // utime, stime
+  } catch {
+    return Number.NaN;
+  }
+}
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** Polls `url` until it answers 200; rejects when the process exits first or the deadline passes. */
+async function waitReady(child: ChildProcess, url: string, timeoutMs: number, intervalMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`process exited before ${url} answered`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(intervalMs);
+  }
+  throw new Error(`${url} not ready within ${timeoutMs} ms`);
+}
+
+/**
+ * Starts `node --import tsx <script>` (the Node running the orchestrator) with `env`, and waits
+ * for `readyPath` to answer 200. Output goes to bench/.data/logs/<name>.log.
+ */
+export async function startServer(options: { name: string; script: string; port: number; env: Record<string, string>; nodeArgs?: string[]; cwd?: string; readyPath?: string; timeoutMs?: number; pollMs?: number }): Promise<Server> {
+  mkdirSync(LOG_DIR, { recursive: true });
+  const out = createWriteStream(join(LOG_DIR, `${options.name}.log`), { flags: 'a' });
+  const started = performance.now();
+  const child = spawn(NODE, ['--import', 'tsx', ...(options.nodeArgs ?? []), options.script], {
+    cwd: options.cwd ?? ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...options.env, PORT: String(options.port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.pipe(out);
+  child.stderr?.pipe(out);
+  const url = `http://127.0.0.1:${options.port}`;
+  try {
+    await waitReady(child, `${url}${options.readyPath ?? '/readyz'}`, options.timeoutMs ?? 120_000, options.pollMs ?? 100);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`${options.name}: ${(error as Error).message} (see ${join(LOG_DIR, `${options.name}.log`)})`);
+  }
+  const readyMs = performance.now() - started;
+  return {
+    name: options.name,
+    url,
+    pid: child.pid!,
+    child,
+    readyMs,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        child.once('exit', () => {
+          clearTimeout(killer);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
