@@ -20,6 +20,7 @@ import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish, startService, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
+import { REST_STATUS } from '../support/contract.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const BATCH = 4;
@@ -41,22 +42,6 @@ const RUNS = {
   nesting: runs(40),
 };
 
-/** Contract section 2: REST code → status. */
-const REST_STATUS: Record<string, number> = {
-  invalid_key: 401,
-  insufficient_scope: 403,
-  feature_unavailable: 403,
-  insufficient_credits: 402,
-  unknown_operation: 404,
-  not_found: 404,
-  method_not_allowed: 405,
-  payload_too_large: 413,
-  invalid_request: 422,
-  rate_limited: 429,
-  concurrency_limit: 429,
-  timeout: 504,
-  internal_error: 500,
-};
 const OPERATIONS = ['listNotifications', 'getNotificationCounts', 'getAvailableNotificationTypes', 'markNotificationsRead'] as const;
 const VARIABLE_NAMES = ['notificationTypeFilter', 'seen', 'searchTerm', 'limit', 'cursor', 'notificationIds', 'isSeen'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

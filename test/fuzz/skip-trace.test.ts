@@ -13,6 +13,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type HttpResult, type TestService } from '../support/harness.js';
+import { REST_STATUS } from '../support/contract.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const BATCH = 4;
@@ -23,21 +24,6 @@ const LIMITS = { interruptAfterTimeLimit: 60_000 * Math.max(1, SCALE), markInter
 const RUNS = { json: runs(80), anything: runs(60), mutations: runs(180), rawBytes: runs(60) };
 const CREDITS = 1_000_000;
 
-const REST_STATUS: Record<string, number> = {
-  invalid_key: 401,
-  insufficient_scope: 403,
-  feature_unavailable: 403,
-  insufficient_credits: 402,
-  unknown_operation: 404,
-  not_found: 404,
-  method_not_allowed: 405,
-  payload_too_large: 413,
-  invalid_request: 422,
-  rate_limited: 429,
-  concurrency_limit: 429,
-  timeout: 504,
-  internal_error: 500,
-};
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 let service: TestService;

@@ -1,0 +1,19 @@
+/**
+ * Contract section 2, written out independently of the implementation, as the tests' oracle:
+ * every REST error code and its HTTP status.
+ */
+export const REST_STATUS: Record<string, number> = {
+  invalid_key: 401,
+  insufficient_scope: 403,
+  feature_unavailable: 403,
+  insufficient_credits: 402,
+  unknown_operation: 404,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  invalid_request: 422,
+  rate_limited: 429,
+  concurrency_limit: 429,
+  timeout: 504,
+  internal_error: 500,
+};
