@@ -1,5 +1,6 @@
 import type { Em } from '../infra/database/orm.js';
 import { isUuid } from '../common/uuid.js';
+import { pgTextArray } from '../common/pg-array.js';
 import { badInput } from '../graphql/errors.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { Notification, NotificationType } from './notification.entity.js';
@@ -193,7 +194,7 @@ export async function markNotifications(em: Em, userId: string, notificationIds:
     em.execute<{ affectedRows: number }>(
       `update notifications set is_seen = ?, seen_at = ${isSeen ? 'now()' : 'null'}
         where user_id = ? and id = any(?::uuid[]) and is_seen <> ?`,
-      [isSeen, userId, `{${ids.join(',')}}`, isSeen],
+      [isSeen, userId, pgTextArray(ids), isSeen],
       'run',
     ),
   );
@@ -278,9 +279,4 @@ export async function publishNotifications(em: Em, inputs: readonly PublishNotif
     actionType: n.actionType ?? null,
     actionTargetId: n.actionTargetId ?? null,
   }));
-}
-
-/** A PostgreSQL array literal, so one parameter carries a whole list. */
-function pgTextArray(values: readonly string[]): string {
-  return `{${values.map((v) => `"${v.replace(/(["\\])/g, '\\$1')}"`).join(',')}}`;
 }

@@ -1,4 +1,5 @@
 import type { Em } from '../../infra/database/orm.js';
+import { pgTextArray } from '../../common/pg-array.js';
 import { AppError } from '../../graphql/errors.js';
 import { generateSecret, hashSecret, secretHint } from '../../auth/secrets.js';
 import type { IssuedKey } from '../../auth/api-keys.service.js';
@@ -71,7 +72,7 @@ async function revokeActive(em: Em, organizationId: string): Promise<boolean> {
 export async function activeSkipTraceKeys(em: Em, organizationIds: readonly string[]): Promise<Map<string, SkipTraceKeyInfo>> {
   const rows = await em.execute<{ id: string; organization_id: string; hint: string; created_at: Date | string }[]>(
     `select id, organization_id, hint, created_at from skip_trace_keys where revoked_at is null and organization_id = any(?::uuid[])`,
-    [`{${organizationIds.join(',')}}`],
+    [pgTextArray(organizationIds)],
   );
   return new Map(rows.map((r) => [r.organization_id, { id: r.id, hint: r.hint, createdAt: new Date(r.created_at) }]));
 }
