@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { DEFAULT_SEED, FULL, QUICK } from './generate-data.js';
 import { withDatabase } from './lib/common.js';
 import { runLoad } from './lib/load.js';
-import { memoryOf, ROOT, startServer } from './lib/servers.js';
+import { buildService, memoryOf, ROOT, startServer } from './lib/servers.js';
 import { buildScenarios, loadFixture, type ServerKind } from './scenarios.js';
 
 const argv = process.argv.slice(2);
@@ -31,7 +31,7 @@ const probeFile = join(ROOT, 'bench/.data/memory-probe.jsonl');
 
 const url = withDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', quick ? 'bench_quick' : 'bench');
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const scripts: Record<ServerKind, string> = { service: 'src/main.ts', floor: 'bench/raw-floor.ts', postgraphile: 'bench/postgraphile.ts' };
+const scripts: Record<ServerKind, string> = { service: 'dist/main.js', floor: 'bench/raw-floor.ts', postgraphile: 'bench/postgraphile.ts' };
 const dir = join(ROOT, 'bench/.data/profiles');
 
 const fixture = await loadFixture(url, scale, DEFAULT_SEED, 32);
@@ -39,12 +39,13 @@ const scenario = buildScenarios(fixture, 32).find((s) => s.id === scenarioId);
 const target = scenario?.targets.find((t) => t.server === serverKind);
 if (!scenario || !target) throw new Error(`no target ${serverKind} in scenario ${scenarioId}`);
 
+if (serverKind === 'service') buildService(serviceRoot);
 const server = await startServer({
   name: `profile-${serverKind}`,
   script: scripts[serverKind],
   port: 4320,
   cwd: serverKind === 'service' ? serviceRoot : ROOT,
-  nodeArgs: [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []), '--import', join(ROOT, 'bench/lib/memory-probe.ts')],
+  nodeArgs: [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []), '--expose-gc', '--import', join(ROOT, 'bench/lib/memory-probe.ts')],
   env: { ...extraEnv, MEMORY_PROBE_FILE: probeFile, DATABASE_URL: url, REDIS_URL: redisUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production', GATEWAY_RATE_LIMIT_PER_MIN: '100000000', SKIPTRACE_RATE_LIMIT_PER_MIN: '100000000', SKIPTRACE_MAX_IN_FLIGHT: '64' },
 });
 const probe = async (when: string) => {

@@ -18,7 +18,7 @@ import pg from 'pg';
 import { DEFAULT_SEED, ensureData, FULL, QUICK, type GenerationReport } from './generate-data.js';
 import { log, median, withDatabase } from './lib/common.js';
 import { runLoad, type RunResult } from './lib/load.js';
-import { memoryOf, NODE_VERSION, ROOT, startServer, type Server } from './lib/servers.js';
+import { buildService, memoryOf, NODE_VERSION, ROOT, startServer, type Server } from './lib/servers.js';
 import { buildScenarios, loadFixture, verifyScenario, type Fixture, type Scenario, type ServerKind } from './scenarios.js';
 
 const argv = process.argv.slice(2);
@@ -39,7 +39,8 @@ const only = option('only')?.split(',');
 const seed = DEFAULT_SEED;
 
 const PORTS: Record<ServerKind, number> = { service: 4301, floor: 4302, postgraphile: 4303 };
-const SCRIPTS: Record<ServerKind, string> = { service: 'src/main.ts', floor: 'bench/raw-floor.ts', postgraphile: 'bench/postgraphile.ts' };
+// The service runs as `npm start` runs it: the bundle `npm run build` writes (built when the run starts).
+const SCRIPTS: Record<ServerKind, string> = { service: 'dist/main.js', floor: 'bench/raw-floor.ts', postgraphile: 'bench/postgraphile.ts' };
 const LIMITS = {
   // Thousands of keys are used; the windows are raised as well so a burst on one key is never what is measured.
   GATEWAY_RATE_LIMIT_PER_MIN: '100000000',
@@ -77,6 +78,7 @@ async function main() {
   log(`${scale.name} run: ${rounds} rounds × ${seconds} s per server and scenario, ${CONNECTIONS} connections, database ${database}`);
 
   await createDatabase(baseUrl, database);
+  buildService(serviceRoot);
   const servers: Partial<Record<ServerKind, Server>> = {};
   const stopAll = () => Promise.all(Object.values(servers).map((s) => s?.stop()));
   const rows: Row[] = [];
@@ -204,7 +206,7 @@ async function measureStartup(rounds: number): Promise<StartupResult> {
       for (const phase of ['fresh', 'reopened'] as const) {
         const server = await startServer({
           name: `startup-${kind}`,
-          script: kind === 'bare' ? join(ROOT, 'bench/lib/pglite-bare.ts') : SCRIPTS.service,
+          script: kind === 'bare' ? join(ROOT, 'bench/lib/pglite-bare.mjs') : SCRIPTS.service,
           cwd: kind === 'bare' ? ROOT : serviceRoot,
           port: 4310,
           env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production' },
@@ -344,7 +346,7 @@ function render(input: { rows: Row[]; generation: GenerationReport; exactness: s
     );
   }
   lines.push(
-    'Servers: **service** = `src/main.ts` (Fastify + Yoga + MikroORM, PostgreSQL, Redis windows); **raw floor** = `bench/raw-floor.ts` (`node:http` + `pg` + `ioredis`, the same SQL and Redis window per request); ' +
+    'Servers: **service** = `dist/main.js`, the bundle `npm start` runs (Fastify + Yoga + MikroORM, PostgreSQL, Redis windows); **raw floor** = `bench/raw-floor.ts` (`node:http` + `pg` + `ioredis`, the same SQL and Redis window per request); ' +
       '**PostGraphile** = `bench/postgraphile.ts` (v5, amber preset, `allNotifications` by `userId`, newest first, first 25, `totalCount`, key lookup in its context). ' +
       'Pools of 10 connections each. Every connection of the load generator speaks for its own users and keys.',
     '',

@@ -1,14 +1,23 @@
 /**
  * Preloaded into a server under study (`node --import ./bench/lib/memory-probe.ts …`): on SIGUSR2
- * it appends the process's memory breakdown as one JSON line to $MEMORY_PROBE_FILE.
+ * it appends the process's memory breakdown as one JSON line to $MEMORY_PROBE_FILE. With
+ * `--expose-gc` it also reports the heap after a full collection, which tells live data (a leak)
+ * from garbage the collector has not yet reclaimed.
  */
 import { appendFileSync } from 'node:fs';
 import { getHeapSpaceStatistics } from 'node:v8';
 
+const mb = (n: number) => Math.round(n / 2 ** 20);
+
 process.on('SIGUSR2', () => {
-  const mb = (n: number) => Math.round(n / 2 ** 20);
   const usage = process.memoryUsage();
   const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, mb(s.space_used_size)]));
-  const line = { rss: mb(usage.rss), heapTotal: mb(usage.heapTotal), heapUsed: mb(usage.heapUsed), external: mb(usage.external), arrayBuffers: mb(usage.arrayBuffers), spaces };
+  const line: Record<string, unknown> = { rss: mb(usage.rss), heapTotal: mb(usage.heapTotal), heapUsed: mb(usage.heapUsed), external: mb(usage.external), arrayBuffers: mb(usage.arrayBuffers), spaces };
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) {
+    gc();
+    const after = process.memoryUsage();
+    line.afterFullGc = { rss: mb(after.rss), heapTotal: mb(after.heapTotal), heapUsed: mb(after.heapUsed) };
+  }
   appendFileSync(process.env.MEMORY_PROBE_FILE ?? '/tmp/memory-probe.jsonl', `${JSON.stringify(line)}\n`);
 });

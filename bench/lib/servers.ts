@@ -14,6 +14,12 @@ export const LOG_DIR = join(ROOT, 'bench/.data/logs');
 export const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
 export const NODE_VERSION = execFileSync(NODE, ['--version']).toString().trim();
 
+/** Builds the service in `root` (`npm run build`: the bundle `npm start` runs) and returns its entry point. */
+export function buildService(root: string): string {
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+  return join(root, 'dist/main.js');
+}
+
 export interface Server {
   name: string;
   url: string;
@@ -72,14 +78,16 @@ async function waitReady(child: ChildProcess, url: string, timeoutMs: number, in
 }
 
 /**
- * Starts `node --import tsx <script>` (the Node running the orchestrator) with `env`, and waits
- * for `readyPath` to answer 200. Output goes to bench/.data/logs/<name>.log.
+ * Starts `<script>` on the project's Node with `env` (a `.ts` script through tsx; built `.js` as
+ * is, the way `npm start` runs the service), and waits for `readyPath` to answer 200. Output goes
+ * to bench/.data/logs/<name>.log.
  */
 export async function startServer(options: { name: string; script: string; port: number; env: Record<string, string>; nodeArgs?: string[]; cwd?: string; readyPath?: string; timeoutMs?: number; pollMs?: number }): Promise<Server> {
   mkdirSync(LOG_DIR, { recursive: true });
   const out = createWriteStream(join(LOG_DIR, `${options.name}.log`), { flags: 'a' });
   const started = performance.now();
-  const child = spawn(NODE, ['--import', 'tsx', ...(options.nodeArgs ?? []), options.script], {
+  const loader = options.script.endsWith('.ts') ? ['--import', 'tsx'] : ['--enable-source-maps'];
+  const child = spawn(NODE, [...loader, ...(options.nodeArgs ?? []), options.script], {
     cwd: options.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...options.env, PORT: String(options.port) },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { useGraphQlJit } from '@envelop/graphql-jit';
 import type { Services } from '../services.js';
 import { createContext, type Context, type RequestContext } from './context.js';
 import { AppError } from './errors.js';
@@ -76,6 +77,7 @@ export function createYogaServer(services: Services): Yoga {
     batching: BATCHING_ENABLED,
     plugins: [
       useContractErrorCodes(),
+      useGraphQlJit(),
       // Depth, alias, cost and token limits, and U+0000 in strings: see hardening.ts. They run at
       // parse and validate time, so the REST routes' pre-validated documents never meet them.
       ...useGraphqlHardening(),

@@ -1,7 +1,8 @@
 /**
  * PGlite's own bare initialization, for the start-up comparison: open (or create) the data dir
  * with the extension the service loads, answer one query, then serve `/readyz` so the harness
- * measures it exactly as it measures the service (spawn → first 200). Env: DATA_DIR, PORT.
+ * measures it exactly as it measures the service (spawn → first 200). Plain JavaScript run by
+ * Node itself, as the built service is: no TypeScript loader in the baseline. Env: DATA_DIR, PORT.
  */
 import { createServer } from 'node:http';
 import { PGlite } from '@electric-sql/pglite';
