@@ -43,6 +43,7 @@ export async function buildApp(config: Config, log: pino.Logger = createLogger(c
     config,
     log,
     orm: database.orm,
+    sql: database.orm.em,
     redis,
     authenticator: createAuthenticator({ internalApiToken: config.internalApiToken }),
     traces: createTraceCoordinator({

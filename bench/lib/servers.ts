@@ -14,6 +14,9 @@ export const LOG_DIR = join(ROOT, 'bench/.data/logs');
 export const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
 export const NODE_VERSION = execFileSync(NODE, ['--version']).toString().trim();
 
+/** The Node flags of `npm start` (source maps, heap sizes), so the bench runs the bundle exactly as production does. */
+const START_FLAGS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/).filter((arg) => arg.startsWith('--'));
+
 /** Builds the service in `root` (`npm run build`: the bundle `npm start` runs) and returns its entry point. */
 export function buildService(root: string): string {
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
@@ -86,7 +89,7 @@ export async function startServer(options: { name: string; script: string; port:
   mkdirSync(LOG_DIR, { recursive: true });
   const out = createWriteStream(join(LOG_DIR, `${options.name}.log`), { flags: 'a' });
   const started = performance.now();
-  const loader = options.script.endsWith('.ts') ? ['--import', 'tsx'] : ['--enable-source-maps'];
+  const loader = options.script.endsWith('.ts') ? ['--import', 'tsx'] : START_FLAGS;
   const child = spawn(NODE, [...loader, ...(options.nodeArgs ?? []), options.script], {
     cwd: options.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...options.env, PORT: String(options.port) },

@@ -1,4 +1,4 @@
-import type { Em } from '../infra/database/orm.js';
+import type { Sql } from '../infra/database/orm.js';
 import type { Scope } from './api-key.entity.js';
 import { anonymous, type Principal } from './principal.js';
 import { hashesEqual, hashSecret, isWellFormedSecret, secretsEqual } from './secrets.js';
@@ -9,7 +9,7 @@ export interface Authenticator {
    * `null` when a credential was presented but is not valid (malformed, unknown, revoked).
    * Looked up on every request (no cache), so revocation takes effect at once on every instance.
    */
-  authenticate(em: Em, authorization: string | undefined): Promise<Principal | null>;
+  authenticate(sql: Sql, authorization: string | undefined): Promise<Principal | null>;
 }
 
 interface GatewayKeyRow {
@@ -35,13 +35,13 @@ function parseScopes(value: Scope[] | string): Scope[] {
 
 export function createAuthenticator(options: { internalApiToken?: string }): Authenticator {
   return {
-    async authenticate(em, authorization) {
+    async authenticate(sql, authorization) {
       const token = bearerToken(authorization);
       if (token === undefined) return anonymous;
 
       if (isWellFormedSecret(token, 'gk_')) {
         const hash = hashSecret(token);
-        const rows = await em.getConnection().execute<GatewayKeyRow[]>(
+        const rows = await sql.execute<GatewayKeyRow[]>(
           `select k.id, k.key_hash, k.scopes, u.id as user_id, u.organization_id, u.role
              from api_keys k join users u on u.id = k.user_id
             where k.key_hash = ? and k.revoked_at is null`,
@@ -57,7 +57,7 @@ export function createAuthenticator(options: { internalApiToken?: string }): Aut
 
       if (isWellFormedSecret(token, 'stk_')) {
         const hash = hashSecret(token);
-        const rows = await em.execute<{ id: string; key_hash: string; organization_id: string }[]>(
+        const rows = await sql.execute<{ id: string; key_hash: string; organization_id: string }[]>(
           `select id, key_hash, organization_id from skip_trace_keys where key_hash = ? and revoked_at is null`,
           [hash],
         );

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger as Logger } from 'fastify';
-import type { Em } from '../infra/database/orm.js';
+import type { Em, Sql } from '../infra/database/orm.js';
 import type { OrganizationPrincipal, Principal, UserPrincipal, PlatformPrincipal } from '../auth/principal.js';
 import type { Services } from '../services.js';
 import { createLoaders, type Loaders } from './loaders.js';
@@ -16,6 +16,8 @@ export interface RequestContext {
 /** The GraphQL context: per-request state only (forked EntityManager, loaders, principal). */
 export interface Context extends RequestContext {
   em: Em;
+  /** Raw SQL outside the unit of work, for resolvers that track no entities. */
+  sql: Sql;
   services: Services;
   loaders: Loaders;
 }
@@ -26,5 +28,5 @@ export type OrganizationContext = Context & { principal: OrganizationPrincipal }
 
 export function createContext(request: RequestContext, services: Services): Context {
   const em = services.orm.em.fork();
-  return { ...request, em, services, loaders: createLoaders(em) };
+  return { ...request, em, sql: services.sql, services, loaders: createLoaders(em) };
 }

@@ -14,7 +14,7 @@ import type { Yoga } from './yoga.js';
  */
 export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Services; yoga: Yoga }) {
   const { services, yoga } = deps;
-  const authenticate = (request: FastifyRequest) => services.authenticator.authenticate(services.orm.em.fork(), request.headers.authorization);
+  const authenticate = (request: FastifyRequest) => services.authenticator.authenticate(services.sql, request.headers.authorization);
 
   const refuse = (reply: FastifyReply, refusal: GraphqlRefusal) => reply.status(refusal.status).type('application/json; charset=utf-8').send(refusal.body);
   const unauthenticated = (reply: FastifyReply, message: string) => refuse(reply, graphqlRefusal(401, message, 'UNAUTHENTICATED'));

@@ -1,4 +1,4 @@
-import type { Em } from '../infra/database/orm.js';
+import type { Em, Sql } from '../infra/database/orm.js';
 import { isUuid } from '../common/uuid.js';
 import { pgTextArray } from '../common/pg-array.js';
 import { badInput } from '../graphql/errors.js';
@@ -124,9 +124,9 @@ function whereClause(userId: string, f: { type: string | null; seen: boolean | n
 }
 
 /** Badge numbers from the counter rows (kept by triggers): constant cost at any feed size. */
-export async function countNotifications(em: Em, userId: string, notificationTypeFilter?: string | null): Promise<NotificationCounts> {
+export async function countNotifications(sql: Sql, userId: string, notificationTypeFilter?: string | null): Promise<NotificationCounts> {
   const type = notificationTypeFilter || null;
-  const rows = await em.execute<{ unread: number; read: number }[]>(
+  const rows = await sql.execute<{ unread: number; read: number }[]>(
     `select coalesce(sum(unread_count), 0)::int as unread, coalesce(sum(read_count), 0)::int as read
        from notification_counters where user_id = ?${type !== null ? ' and notification_type = ?' : ''}`,
     type !== null ? [userId, type] : [userId],
@@ -134,7 +134,7 @@ export async function countNotifications(em: Em, userId: string, notificationTyp
   return { unreadCount: Number(rows[0]?.unread ?? 0), readCount: Number(rows[0]?.read ?? 0) };
 }
 
-export async function listNotifications(em: Em, userId: string, filter: FeedFilter & { limit?: number | null; cursor?: string | null }): Promise<FeedPage> {
+export async function listNotifications(sql: Sql, userId: string, filter: FeedFilter & { limit?: number | null; cursor?: string | null }): Promise<FeedPage> {
   const limit = filter.limit ?? FEED_LIMIT.default;
   if (!Number.isInteger(limit) || limit < FEED_LIMIT.min || limit > FEED_LIMIT.max) {
     throw badInput(`limit must be an integer from ${FEED_LIMIT.min} to ${FEED_LIMIT.max}.`, [{ path: 'limit', message: `must be between ${FEED_LIMIT.min} and ${FEED_LIMIT.max}` }]);
@@ -147,13 +147,13 @@ export async function listNotifications(em: Em, userId: string, filter: FeedFilt
     page.conditions.push('(created_at, id) < (?, ?)');
     page.params.push(after.createdAt, after.id);
   }
-  const pageQuery = em.execute<NotificationRow[]>(
+  const pageQuery = sql.execute<NotificationRow[]>(
     `select ${COLUMNS} from notifications where ${page.conditions.join(' and ')}
       order by created_at desc, id desc limit ${limit + 1}`,
     page.params,
   );
 
-  const [rows, { total, hasUnread }] = await Promise.all([pageQuery, totals(em, userId, f)]);
+  const [rows, { total, hasUnread }] = await Promise.all([pageQuery, totals(sql, userId, f)]);
   const more = rows.length > limit;
   const notifications = rows.slice(0, limit).map(toNotification);
   const last = notifications[notifications.length - 1];
@@ -164,15 +164,15 @@ export async function listNotifications(em: Em, userId: string, filter: FeedFilt
  * `total` and `hasUnread`. Without a search term both come from the counter rows; a search term
  * needs the matching rows themselves (served by the trigram indexes).
  */
-async function totals(em: Em, userId: string, f: { type: string | null; seen: boolean | null; search: string | null }) {
+async function totals(sql: Sql, userId: string, f: { type: string | null; seen: boolean | null; search: string | null }) {
   if (f.search === null) {
-    const counts = await countNotifications(em, userId, f.type);
+    const counts = await countNotifications(sql, userId, f.type);
     const total = f.seen === null ? counts.unreadCount + counts.readCount : f.seen ? counts.readCount : counts.unreadCount;
     return { total, hasUnread: counts.unreadCount > 0 };
   }
   const { conditions, params } = whereClause(userId, { ...f, seen: null });
   const seenParams = f.seen === null ? [] : [f.seen];
-  const rows = await em.execute<{ total: number; unread: number }[]>(
+  const rows = await sql.execute<{ total: number; unread: number }[]>(
     `select count(*) filter (where ${f.seen === null ? 'true' : 'is_seen = ?'})::int as total,
             count(*) filter (where not is_seen)::int as unread
        from notifications where ${conditions.join(' and ')}`,
@@ -182,7 +182,7 @@ async function totals(em: Em, userId: string, f: { type: string | null; seen: bo
 }
 
 /** Marks the caller's own rows; ids of other users, unknown and malformed ids are silently ignored. */
-export async function markNotifications(em: Em, userId: string, notificationIds: readonly string[], isSeen: boolean): Promise<number> {
+export async function markNotifications(sql: Sql, userId: string, notificationIds: readonly string[], isSeen: boolean): Promise<number> {
   if (notificationIds.length > MARK_IDS_MAX) {
     throw badInput(`notificationIds may hold at most ${MARK_IDS_MAX} ids.`, [{ path: 'notificationIds', message: `must hold at most ${MARK_IDS_MAX} ids` }]);
   }
@@ -191,7 +191,7 @@ export async function markNotifications(em: Em, userId: string, notificationIds:
   // Only rows whose state changes are touched, so updatedCount and the counters stay exact when
   // marks race: a concurrent mark of the same row re-checks `is_seen` after the first commits.
   const result = await withDeadlockRetry(() =>
-    em.execute<{ affectedRows: number }>(
+    sql.execute<{ affectedRows: number }>(
       `update notifications set is_seen = ?, seen_at = ${isSeen ? 'now()' : 'null'}
         where user_id = ? and id = any(?::uuid[]) and is_seen <> ?`,
       [isSeen, userId, pgTextArray(ids), isSeen],

@@ -13,6 +13,11 @@ import { migrationsList } from '../../../migrations/index.js';
 
 export type Orm = MikroORM;
 export type Em = EntityManager;
+/**
+ * Raw SQL on the pool, outside any unit of work: what hot paths that track no entities need
+ * (key lookup, feed pages, counts), without the cost of forking an EntityManager per call.
+ */
+export type Sql = Pick<Em, 'execute'>;
 
 export interface Database {
   orm: Orm;

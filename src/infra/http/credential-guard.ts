@@ -33,8 +33,7 @@ export function credentialGuard(options: {
   keyOf: (principal: Principal) => string;
 }) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const em = options.services.orm.em.fork();
-    const principal = await options.services.authenticator.authenticate(em, request.headers.authorization);
+    const principal = await options.services.authenticator.authenticate(options.services.sql, request.headers.authorization);
     if (!principal || !options.accepts(principal)) {
       const decision = await options.ipWindow.consume(request.ip);
       setRateLimitHeaders(reply, decision);

@@ -8,7 +8,7 @@ export function registerHealthRoutes(app: FastifyInstance, services: Services) {
   app.get('/readyz', async (_request, reply) => {
     const checks: Record<string, 'ok' | 'down' | 'not configured'> = { database: 'down', redis: services.redis ? 'down' : 'not configured' };
     const probes: Promise<unknown>[] = [
-      services.orm.em.fork().execute('select 1').then(() => (checks.database = 'ok')),
+      services.sql.execute('select 1').then(() => (checks.database = 'ok')),
     ];
     if (services.redis) probes.push(services.redis.ping().then(() => (checks.redis = 'ok')));
     await Promise.race([Promise.allSettled(probes), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
