@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import type { PGlite } from '@electric-sql/pglite';
 import type pino from 'pino';
 import { createLogger } from './infra/logger.js';
 import type { Config } from './infra/config.js';
 import { openDatabase, type Database } from './infra/database/orm.js';
-import { connectRedis } from './infra/redis.js';
 import { createWindowLimiter } from './infra/rate-limit.js';
 import { allowOnly, createHttpServer } from './infra/http/server.js';
 import { registerHealthRoutes } from './infra/http/health.routes.js';
@@ -35,10 +35,14 @@ export interface App {
   close(): Promise<void>;
 }
 
-/** Wires the service: database (migrated), Redis, schema, Yoga, routes. Listening is the caller's job. */
-export async function buildApp(config: Config, log: pino.Logger = createLogger(config.logLevel)): Promise<App> {
-  const database = await openDatabase(config.database, log);
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl, log) : null;
+/**
+ * Wires the service: database (migrated), Redis, schema, Yoga, routes. Listening is the caller's
+ * job. `embeddedEngine`: the embedded database, if the caller has already begun starting it.
+ */
+export async function buildApp(config: Config, log: pino.Logger = createLogger(config.logLevel), options: { embeddedEngine?: Promise<PGlite> } = {}): Promise<App> {
+  const database = await openDatabase(config.database, log, options.embeddedEngine);
+  // Loaded only when configured: without REDIS_URL the windows are in-process.
+  const redis = config.redisUrl ? await (await import('./infra/redis.js')).connectRedis(config.redisUrl, log) : null;
   const services: Services = {
     config,
     log,

@@ -1,7 +1,6 @@
 import { createLogger } from './infra/logger.js';
-import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './infra/config.js';
-import { seedDemo } from './seed/demo-seed.js';
+import { startEmbeddedEngine } from './infra/database/embedded-engine.js';
 
 const DRAIN_TIMEOUT_MS = 10_000;
 
@@ -17,11 +16,17 @@ async function main() {
     throw error;
   }
   const log = createLogger(config.logLevel);
-  const app = await buildApp(config, log);
+  // The embedded engine starts first, so its WebAssembly compiles while the service's modules
+  // load (app.js is imported only now, and the build keeps it a separate chunk).
+  const embeddedEngine = config.database.kind === 'embedded' ? startEmbeddedEngine(config.database) : undefined;
+  embeddedEngine?.catch(() => undefined); // awaited (and reported) by buildApp; not an unhandled rejection meanwhile
+  const { buildApp } = await import('./app.js');
+  const app = await buildApp(config, log, { embeddedEngine });
 
-  let demo: Awaited<ReturnType<typeof seedDemo>> | null = null;
+  let demo: Awaited<ReturnType<typeof import('./seed/demo-seed.js').seedDemo>> | null = null;
   // Demo data only ever goes into a brand-new embedded database, never into a real one.
   if (config.seedDemo && app.database.kind === 'embedded' && app.database.freshEmbedded) {
+    const { seedDemo } = await import('./seed/demo-seed.js');
     demo = await seedDemo(app.services.orm.em.fork());
   }
 

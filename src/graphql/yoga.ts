@@ -1,4 +1,4 @@
-import { GraphQLError } from 'graphql';
+import { getOperationAST, GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { useGraphQlJit } from '@envelop/graphql-jit';
@@ -77,7 +77,11 @@ export function createYogaServer(services: Services): Yoga {
     batching: BATCHING_ENABLED,
     plugins: [
       useContractErrorCodes(),
-      useGraphQlJit(),
+      // Queries and mutations run as compiled functions (cached per parsed document: the REST
+      // routes' persisted documents, and Yoga's parse cache for /graphql). Anything else, such as a
+      // subscription this schema cannot serve or a choice of operations without operationName,
+      // takes graphql's own executor and its error.
+      useGraphQlJit({}, { enableIf: ({ document, operationName }) => ['query', 'mutation'].includes(getOperationAST(document, operationName)?.operation ?? '') }),
       // Depth, alias, cost and token limits, and U+0000 in strings: see hardening.ts. They run at
       // parse and validate time, so the REST routes' pre-validated documents never meet them.
       ...useGraphqlHardening(),

@@ -201,6 +201,14 @@ describe('documents that must keep working', () => {
     expect(expectData(gql).skipTrace.persons[0].phones[0].number).toBe('5125550199');
   });
 
+  // Found by the fuzzer once operations ran compiled (graphql-jit): these must keep graphql's own refusal.
+  it('refuses a subscription and an unnamed choice of operations with BAD_USER_INPUT, and runs the one named', async () => {
+    expectRefused(await post({ query: 'subscription { types }' }), /subscription/i);
+    const two = 'query A { availableNotificationTypes { types { notificationType } } } query B { notificationCounts { unreadCount } }';
+    expectRefused(await post({ query: two }), /determine what operation/i);
+    expect(expectData(await post({ query: two, operationName: 'A' })).availableNotificationTypes.types.length).toBeGreaterThan(10);
+  });
+
   it('serves GraphiQL outside production', async () => {
     const page = await service.request('/graphql', { headers: { accept: 'text/html' } });
     expect(page.status).toBe(200);

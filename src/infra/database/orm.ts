@@ -1,14 +1,10 @@
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { MikroORM as PgliteORM } from '@mikro-orm/pglite';
-import { MikroORM as PostgresORM } from '@mikro-orm/postgresql';
+import type { PGlite } from '@electric-sql/pglite';
 import type { EntityManager, MikroORM } from '@mikro-orm/sql';
 import { Migrator } from '@mikro-orm/migrations';
-import { mkdirSync } from 'node:fs';
-import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { entities } from './entities.js';
+import { startEmbeddedEngine } from './embedded-engine.js';
 import { migrationsList } from '../../../migrations/index.js';
 
 export type Orm = MikroORM;
@@ -45,6 +41,7 @@ const MIGRATION_LOCK_ID = 724_513_901;
  * objects): a session-level advisory lock, on a connection of its own, serializes them.
  */
 async function withMigrationLock(url: string, migrate: () => Promise<unknown>): Promise<void> {
+  const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -56,9 +53,14 @@ async function withMigrationLock(url: string, migrate: () => Promise<unknown>): 
   }
 }
 
-/** Opens the configured database (PostgreSQL or embedded PGlite) and runs pending migrations. */
-export async function openDatabase(config: Config['database'], log?: Logger): Promise<Database> {
+/**
+ * Opens the configured database (PostgreSQL or embedded PGlite) and runs pending migrations.
+ * Each kind's driver is loaded only when used. `engine` is an embedded engine already being
+ * started (see startEmbeddedEngine); without it one is started here.
+ */
+export async function openDatabase(config: Config['database'], log?: Logger, engine?: Promise<PGlite>): Promise<Database> {
   if (config.kind === 'postgres') {
+    const { MikroORM: PostgresORM } = await import('@mikro-orm/postgresql');
     const orm = await PostgresORM.init({
       ...shared(log),
       clientUrl: config.url,
@@ -68,17 +70,14 @@ export async function openDatabase(config: Config['database'], log?: Logger): Pr
     return { orm: orm as unknown as Orm, kind: 'postgres', freshEmbedded: false, close: () => orm.close(true) };
   }
 
-  const inMemory = config.dataDir.startsWith('memory://');
-  if (!inMemory) mkdirSync(config.dataDir, { recursive: true });
-  const pglite = await PGlite.create({ dataDir: config.dataDir, extensions: { pg_trgm } });
+  const [{ MikroORM: PgliteORM }, pglite] = await Promise.all([import('@mikro-orm/pglite'), engine ?? startEmbeddedEngine(config)]);
   const orm = await PgliteORM.init({ ...shared(log), dbName: 'embedded', driverOptions: { pglite } });
-  const pending = await orm.migrator.getPending();
   const executed = await orm.migrator.getExecuted();
-  await orm.migrator.up();
+  const applied = await orm.migrator.up();
   return {
     orm: orm as unknown as Orm,
     kind: 'embedded',
-    freshEmbedded: executed.length === 0 && pending.length > 0,
+    freshEmbedded: executed.length === 0 && applied.length > 0,
     close: async () => {
       await orm.close(true);
       await pglite.close();
