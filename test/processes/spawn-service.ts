@@ -1,10 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 /**
- * Runs the service as its own process (`src/main.ts`), as production does, so that tests can use
- * two of them at once, kill their connections, and send them signals.
+ * Runs the service as its own process, exactly as `npm start` does (the bundle `npm run build`
+ * writes, with the start script's Node flags, heap caps included), so that tests can use two of
+ * them at once, kill their connections, and send them signals.
  */
 export interface ServiceProcess {
   url: string;
@@ -34,9 +36,23 @@ async function freePort(): Promise<number> {
   });
 }
 
+let startCommand: string[] | undefined;
+
+/** Builds the bundle once per test file and reads `npm start`'s command line from package.json. */
+function productionStartCommand(): string[] {
+  if (!startCommand) {
+    execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+    const { scripts } = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } };
+    const [node, ...args] = scripts.start.split(/\s+/);
+    if (node !== 'node') throw new Error(`npm start should run node, not ${node}`);
+    startCommand = args;
+  }
+  return startCommand;
+}
+
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, productionStartCommand(), {
     env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', INTERNAL_API_TOKEN: platformToken, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
