@@ -25,17 +25,17 @@ builder.mutationFields((t) => ({
     },
     authScopes: async (_parent, args, ctx) => ({
       platform: true,
-      organizationAdmin: (await ctx.loaders.user.load(String(args.userId)).catch(() => null))?.organization.id ?? '',
+      organizationAdmin: (await ctx.db.loaders.user.load(String(args.userId)).catch(() => null))?.organization.id ?? '',
     }),
-    resolve: (_parent, args, ctx) => createApiKey(ctx.em, String(args.userId), args.scopes),
+    resolve: (_parent, args, ctx) => createApiKey(ctx.db.em, String(args.userId), args.scopes),
   }),
   revokeApiKey: t.boolean({
     description: 'Revokes a gateway key; it is refused on every instance from the next request on.',
     args: { id: t.arg.id({ required: true }) },
     authScopes: async (_parent, args, ctx) => ({
       platform: true,
-      organizationAdmin: (await organizationOfApiKey(ctx.em, String(args.id))) ?? '',
+      organizationAdmin: (await organizationOfApiKey(ctx.db.em, String(args.id))) ?? '',
     }),
-    resolve: (_parent, args, ctx) => revokeApiKey(ctx.em, String(args.id)),
+    resolve: (_parent, args, ctx) => revokeApiKey(ctx.db.em, String(args.id)),
   }),
 }));

@@ -84,19 +84,19 @@ builder.queryFields((t) => ({
       limit: t.arg.int({ defaultValue: FEED_LIMIT.default, ...constraints({ minimum: FEED_LIMIT.min, maximum: FEED_LIMIT.max }) }),
       cursor: t.arg.string({ description: 'nextCursor of the previous page.' }),
     },
-    resolve: (_root, args, ctx) => listNotifications(ctx.sql, ctx.principal.userId, args),
+    resolve: (_root, args, ctx) => listNotifications(ctx.db.sql, ctx.principal.userId, args),
   }),
   notificationCounts: t.withAuth({ READ: true }).field({
     type: NotificationCountsRef,
     description: 'Badge numbers: a cheap poll before listing.',
     args: { notificationTypeFilter: t.arg.string() },
-    resolve: (_root, args, ctx) => countNotifications(ctx.sql, ctx.principal.userId, args.notificationTypeFilter),
+    resolve: (_root, args, ctx) => countNotifications(ctx.db.sql, ctx.principal.userId, args.notificationTypeFilter),
   }),
   availableNotificationTypes: t.field({
     type: AvailableNotificationTypesRef,
     description: 'The catalog of notificationType values.',
     authScopes: { READ: true },
-    resolve: async (_root, _args, ctx) => ({ types: await availableNotificationTypes(ctx.em) }),
+    resolve: async (_root, _args, ctx) => ({ types: await availableNotificationTypes(ctx.db.em) }),
   }),
 }));
 
@@ -127,7 +127,7 @@ builder.mutationFields((t) => ({
       isSeen: t.arg.boolean({ required: true }),
     },
     resolve: async (_root, args, ctx) => ({
-      updatedCount: await markNotifications(ctx.sql, ctx.principal.userId, args.notificationIds.map(String), args.isSeen),
+      updatedCount: await markNotifications(ctx.db.sql, ctx.principal.userId, args.notificationIds.map(String), args.isSeen),
     }),
   }),
   publishNotifications: t.field({
@@ -136,6 +136,6 @@ builder.mutationFields((t) => ({
     authScopes: { platform: true },
     args: { input: t.arg({ type: [PublishNotificationInput], required: true, ...constraints({ maxItems: PUBLISH_MAX }) }) },
     resolve: (_root, args, ctx) =>
-      publishNotifications(ctx.em, args.input.map((input) => ({ ...input, userId: String(input.userId) }))),
+      publishNotifications(ctx.db.em, args.input.map((input) => ({ ...input, userId: String(input.userId) }))),
   }),
 }));

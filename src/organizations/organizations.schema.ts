@@ -33,7 +33,7 @@ builder.queryField('organization', (t) =>
     description: 'An organization by id: platform, or an ADMIN-scoped key of an ADMIN of that organization.',
     args: { id: t.arg.id({ required: true }) },
     authScopes: (_parent, args) => ({ platform: true, organizationAdmin: String(args.id) }),
-    resolve: (_parent, args, ctx) => findOrganization(ctx.em, String(args.id)),
+    resolve: (_parent, args, ctx) => findOrganization(ctx.db.em, String(args.id)),
   }),
 );
 
@@ -45,7 +45,7 @@ builder.mutationFields((t) => ({
       name: t.arg.string({ required: true }),
       skipTraceEnabled: t.arg.boolean({ required: true, defaultValue: true }),
     },
-    resolve: (_parent, args, ctx) => createOrganization(ctx.em, args),
+    resolve: (_parent, args, ctx) => createOrganization(ctx.db.em, args),
   }),
   createUser: t.field({
     type: UserRef,
@@ -56,7 +56,7 @@ builder.mutationFields((t) => ({
       name: t.arg.string(),
       role: t.arg({ type: UserRoleEnum, required: true, defaultValue: 'MEMBER' }),
     },
-    resolve: (_parent, args, ctx) => createUser(ctx.em, { ...args, organizationId: String(args.organizationId) }),
+    resolve: (_parent, args, ctx) => createUser(ctx.db.em, { ...args, organizationId: String(args.organizationId) }),
   }),
   setUserRole: t.field({
     type: UserRef,
@@ -66,6 +66,6 @@ builder.mutationFields((t) => ({
       userId: t.arg.id({ required: true }),
       role: t.arg({ type: UserRoleEnum, required: true }),
     },
-    resolve: (_parent, args, ctx) => setUserRole(ctx.em, String(args.userId), args.role),
+    resolve: (_parent, args, ctx) => setUserRole(ctx.db.em, String(args.userId), args.role),
   }),
 }));

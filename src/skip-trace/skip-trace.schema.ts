@@ -22,7 +22,7 @@ const SkipTraceKeyRef = builder.objectRef<SkipTraceKeyInfo>('SkipTraceKey').impl
 });
 
 builder.objectField(OrganizationRef, 'skipTraceKey', (t) =>
-  t.field({ type: SkipTraceKeyRef, nullable: true, resolve: (org, _args, ctx) => ctx.loaders.skipTraceKeyByOrganization.load(org.id) }),
+  t.field({ type: SkipTraceKeyRef, nullable: true, resolve: (org, _args, ctx) => ctx.db.loaders.skipTraceKeyByOrganization.load(org.id) }),
 );
 
 const SkipTracePhoneRef = builder.objectRef<TracedPerson['phones'][number]>('SkipTracePhone').implement({
@@ -77,7 +77,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) =>
       runSkipTrace(
         {
-          em: ctx.em,
+          em: ctx.db.em,
           traces: ctx.services.traces,
           log: ctx.services.log,
           // Calls through /graphql take the key's window point and in-flight slot here; the REST route took them already.
@@ -92,20 +92,20 @@ builder.mutationFields((t) => ({
     description: 'Issues the organization\'s skip trace key, shown once. CONFLICT when one is active.',
     args: { organizationId: t.arg.id({ required: true }) },
     authScopes: (_root, args) => ({ platform: true, organizationAdmin: String(args.organizationId) }),
-    resolve: (_root, args, ctx) => generateSkipTraceKey(ctx.em, String(args.organizationId)),
+    resolve: (_root, args, ctx) => generateSkipTraceKey(ctx.db.em, String(args.organizationId)),
   }),
   rotateSkipTraceKey: t.field({
     type: IssuedKeyRef,
     description: 'Replaces the active key; the old one is refused from the next request on, on every instance.',
     args: { organizationId: t.arg.id({ required: true }) },
     authScopes: (_root, args) => ({ platform: true, organizationAdmin: String(args.organizationId) }),
-    resolve: (_root, args, ctx) => rotateSkipTraceKey(ctx.em, String(args.organizationId)),
+    resolve: (_root, args, ctx) => rotateSkipTraceKey(ctx.db.em, String(args.organizationId)),
   }),
   revokeSkipTraceKey: t.boolean({
     description: 'Removes the active key. NOT_FOUND when none is active.',
     args: { organizationId: t.arg.id({ required: true }) },
     authScopes: (_root, args) => ({ platform: true, organizationAdmin: String(args.organizationId) }),
-    resolve: (_root, args, ctx) => revokeSkipTraceKey(ctx.em, String(args.organizationId)),
+    resolve: (_root, args, ctx) => revokeSkipTraceKey(ctx.db.em, String(args.organizationId)),
   }),
   addSkipTraceCredits: t.field({
     type: OrganizationRef,
@@ -116,7 +116,7 @@ builder.mutationFields((t) => ({
       amount: t.arg.int({ required: true, ...constraints({ minimum: 1 }) }),
       reference: t.arg.string({ required: true, ...constraints({ minLength: 1, maxLength: 200 }) }),
     },
-    resolve: (_root, args, ctx) => creditLedger.addCredits(ctx.em, String(args.organizationId), args.amount, args.reference),
+    resolve: (_root, args, ctx) => creditLedger.addCredits(ctx.db.em, String(args.organizationId), args.amount, args.reference),
   }),
   setSkipTraceEnabled: t.field({
     type: OrganizationRef,
@@ -124,9 +124,9 @@ builder.mutationFields((t) => ({
     authScopes: { platform: true },
     args: { organizationId: t.arg.id({ required: true }), enabled: t.arg.boolean({ required: true }) },
     resolve: async (_root, args, ctx) => {
-      const organization = await getOrganization(ctx.em, String(args.organizationId));
+      const organization = await getOrganization(ctx.db.em, String(args.organizationId));
       organization.skipTraceEnabled = args.enabled;
-      await ctx.em.flush();
+      await ctx.db.em.flush();
       return organization;
     },
   }),

@@ -65,6 +65,6 @@ builder.mutationFields((t) => ({
     description: 'Stores property records for the records skip-trace provider. Re-importing an address replaces its owners.',
     authScopes: { platform: true },
     args: { input: t.arg({ type: [PropertyRecordInput], required: true, ...constraints({ maxItems: IMPORT_MAX }) }) },
-    resolve: (_root, args, ctx) => importPropertyRecords(ctx.em, args.input),
+    resolve: (_root, args, ctx) => importPropertyRecords(ctx.db.em, args.input),
   }),
 }));
