@@ -59,7 +59,7 @@ if (argv.includes('--pause')) await new Promise((resolve) => setTimeout(resolve,
 await probe('at ready');
 const warm = await runLoad({ url: server.url, pid: server.pid, connections: 32, seconds: 3, perConnection: target.requests });
 const result = await runLoad({ url: server.url, pid: server.pid, connections: 32, seconds, perConnection: target.requests });
-console.log(`${scenarioId} on ${serverKind}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}, ${warm.requests + result.requests} requests in all, peak RSS ${result.peakRssMiB.toFixed(0)} MiB (HWM ${memoryOf(server.pid).hwm.toFixed(0)} MiB)`);
+console.log(`${scenarioId} on ${serverKind}: ${result.rps.toFixed(0)} req/s, CPU ${result.cpuMsPerRequest.toFixed(3)} ms/req, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}, ${warm.requests + result.requests} requests in all, peak RSS ${result.peakRssMiB.toFixed(0)} MiB (HWM ${memoryOf(server.pid).hwm.toFixed(0)} MiB)`);
 await probe('after load');
 await server.stop();
 

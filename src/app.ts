@@ -10,6 +10,7 @@ import { registerHealthRoutes } from './infra/http/health.routes.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import { schema } from './graphql/schema.js';
 import { createYogaServer } from './graphql/yoga.js';
+import { createOperationExecutor } from './graphql/execute-operation.js';
 import { registerGraphqlRoutes } from './graphql/graphql.routes.js';
 import { buildOperationRegistry } from './gateway/operation-registry.js';
 import { registerGatewayRoutes } from './gateway/gateway.routes.js';
@@ -62,6 +63,7 @@ export async function buildApp(config: Config, log: pino.Logger = createLogger(c
   };
 
   const yoga = createYogaServer(services);
+  const executeOperation = createOperationExecutor(schema, services);
   const registry = buildOperationRegistry(schema);
   const ipWindow = createWindowLimiter({ name: 'auth-failures', limit: config.limits.authFailuresPerMinute, redis });
   const http = createHttpServer(services);
@@ -70,12 +72,12 @@ export async function buildApp(config: Config, log: pino.Logger = createLogger(c
   registerGraphqlRoutes(http, { services, yoga });
   registerGatewayRoutes(http, {
     services,
-    yoga,
+    executeOperation,
     registry,
     ipWindow,
     keyWindow: createWindowLimiter({ name: 'gateway', limit: config.limits.gatewayPerMinute, redis }),
   });
-  registerSkipTraceRoutes(http, { services, yoga, ipWindow });
+  registerSkipTraceRoutes(http, { services, executeOperation, ipWindow });
   allowOnly(http, '/api/v1/call', ['POST']);
   allowOnly(http, '/api/v1/skiptrace', ['POST']);
   allowOnly(http, '/api/v1/operations', ['GET']);

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { UserPrincipal } from '../auth/principal.js';
-import type { Yoga } from '../graphql/yoga.js';
-import { executeOperation } from '../graphql/execute-operation.js';
+import type { OperationExecutor } from '../graphql/execute-operation.js';
 import type { Services } from '../services.js';
 import { ApiError } from '../infra/http/api-error.js';
 import { credentialGuard } from '../infra/http/credential-guard.js';
@@ -25,10 +24,10 @@ function parseCallBody(body: unknown, registry: OperationRegistry): { operation:
 
 /**
  * `POST /api/v1/call`: a thin translation of `{operationId, variables}` into the persisted GraphQL
- * operation, executed through the same Yoga (envelop) pipeline as `/graphql`.
+ * operation, executed against the same schema, context and error masking as `/graphql`.
  */
-export function registerGatewayRoutes(app: FastifyInstance, deps: { services: Services; yoga: Yoga; registry: OperationRegistry; keyWindow: WindowLimiter; ipWindow: WindowLimiter }) {
-  const { services, yoga, registry } = deps;
+export function registerGatewayRoutes(app: FastifyInstance, deps: { services: Services; executeOperation: OperationExecutor; registry: OperationRegistry; keyWindow: WindowLimiter; ipWindow: WindowLimiter }) {
+  const { services, executeOperation, registry } = deps;
   const guard = credentialGuard({
     services,
     keyWindow: deps.keyWindow,
@@ -43,7 +42,7 @@ export function registerGatewayRoutes(app: FastifyInstance, deps: { services: Se
     if (!principal.scopes.has(operation.scope)) throw new ApiError('insufficient_scope', `${operation.operationId} needs the ${operation.scope} scope.`);
     if (!operation.validateVariables(variables)) throw new ApiError('invalid_request', 'variables are invalid.', variableErrorDetails(operation.validateVariables));
 
-    const { data, error } = await executeOperation(yoga, operation.parsed, variables, { principal, requestId: request.id, log: request.log });
+    const { data, error } = await executeOperation(operation.parsed, variables, { principal, requestId: request.id, log: request.log });
     if (error) throw ApiError.fromGraphQL(error);
     return reply.send({ data: data?.[operation.rootField] ?? null });
   });

@@ -3,9 +3,8 @@ import { Ajv } from 'ajv';
 import { randomUUID } from 'node:crypto';
 import { Kind, parse, type OperationDefinitionNode } from 'graphql';
 import type { OrganizationPrincipal } from '../auth/principal.js';
-import { executeOperation } from '../graphql/execute-operation.js';
+import type { OperationExecutor } from '../graphql/execute-operation.js';
 import { schema } from '../graphql/schema.js';
-import type { Yoga } from '../graphql/yoga.js';
 import { variablesJsonSchema } from '../gateway/json-schema.js';
 import { variableErrorDetails } from '../gateway/operation-registry.js';
 import { ApiError } from '../infra/http/api-error.js';
@@ -26,8 +25,8 @@ declare module 'fastify' {
   }
 }
 
-export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: Services; yoga: Yoga; ipWindow: WindowLimiter }) {
-  const { services, yoga } = deps;
+export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: Services; executeOperation: OperationExecutor; ipWindow: WindowLimiter }) {
+  const { services, executeOperation } = deps;
   const operation = SKIP_TRACE_DOCUMENT.definitions[0] as OperationDefinitionNode;
   const validateVariables = new Ajv({ strict: false, allErrors: true }).compile(variablesJsonSchema(schema, operation));
   const { window: keyWindow, inFlight } = services.skipTraceLimits;
@@ -76,7 +75,7 @@ export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: 
       }
       reachedTrace.add(request);
       // The window and the in-flight slot were taken above: the mutation must not take them again.
-      const { data, error } = await executeOperation(yoga, SKIP_TRACE_DOCUMENT, { input: body }, { principal: request.principal!, requestId: request.id, log: request.log, skipTraceAdmitted: true });
+      const { data, error } = await executeOperation(SKIP_TRACE_DOCUMENT, { input: body }, { principal: request.principal!, requestId: request.id, log: request.log, skipTraceAdmitted: true });
       if (error) throw ApiError.fromGraphQL(error);
       return reply.send(data?.skipTrace);
     },
