@@ -2,9 +2,11 @@
  * The raw floor: the service's REST routes done by hand with `node:http`, `pg` and `ioredis`, no
  * GraphQL, ORM or framework. Per request it does the same work with the same SQL the service
  * issues (checked against PostgreSQL's statement log): the key lookup, the per-key rate window in
- * Redis (the same Lua script as rate-limiter-flexible), then the operation's statements, inlined
- * literals over the simple query protocol as MikroORM sends them, page and totals on two pooled
- * connections at once. It serves only what the scenarios call, with valid input.
+ * Redis (the same Lua script as rate-limiter-flexible), then the operation's statements, page and
+ * totals on two pooled connections at once. Statements the service sends on its own pool with
+ * bound parameters (key lookups, feed, counts, marks) are sent so here; those it sends through
+ * MikroORM (the skip trace's) have their literals inlined over the simple query protocol, as
+ * MikroORM does. It serves only what the scenarios call, with valid input.
  *
  * Env: DATABASE_URL, REDIS_URL, PORT, DATABASE_POOL_MAX (10, as the service),
  * GATEWAY_RATE_LIMIT_PER_MIN, SKIPTRACE_RATE_LIMIT_PER_MIN.
@@ -49,6 +51,8 @@ function lit(value: string | number | boolean | Date | null): string {
 }
 
 const sql = (text: string, client: pg.Pool | pg.PoolClient = pool) => client.query(text);
+/** A statement with bound parameters ($1, $2, …), as the service's hot paths send them. */
+const bound = (text: string, values: unknown[]) => pool.query(text, values);
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const bearer = (req: IncomingMessage) => /^Bearer[ ]+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
 
@@ -76,9 +80,12 @@ async function gatewayKey(req: IncomingMessage): Promise<UserKey> {
   const token = bearer(req);
   if (!token?.startsWith('gk_')) throw new HttpError(401, 'invalid_key');
   const hash = sha256(token);
-  const { rows } = await sql(`select k.id, k.key_hash, k.scopes, u.id as user_id, u.organization_id, u.role
+  const { rows } = await bound(
+    `select k.id, k.key_hash, k.scopes, u.id as user_id, u.organization_id, u.role
              from api_keys k join users u on u.id = k.user_id
-            where k.key_hash = ${lit(hash)} and k.revoked_at is null`);
+            where k.key_hash = $1 and k.revoked_at is null`,
+    [hash],
+  );
   if (!rows[0]) throw new HttpError(401, 'invalid_key');
   return rows[0] as UserKey;
 }
@@ -97,8 +104,11 @@ function decodeCursor(userId: string, cursor: string): { createdAt: Date; id: st
 const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 async function counts(userId: string, type: string | null) {
-  const { rows } = await sql(`select coalesce(sum(unread_count), 0)::int as unread, coalesce(sum(read_count), 0)::int as read
-       from notification_counters where user_id = ${lit(userId)}${type !== null ? ` and notification_type = ${lit(type)}` : ''}`);
+  const { rows } = await bound(
+    `select coalesce(sum(unread_count), 0)::int as unread, coalesce(sum(read_count), 0)::int as read
+       from notification_counters where user_id = $1${type !== null ? ' and notification_type = $2' : ''}`,
+    type !== null ? [userId, type] : [userId],
+  );
   return { unread: Number(rows[0].unread), read: Number(rows[0].read) };
 }
 
@@ -109,25 +119,36 @@ async function listNotifications(userId: string, v: Record<string, unknown>) {
   const search = (v.searchTerm as string | undefined) || null;
   const after = v.cursor ? decodeCursor(userId, v.cursor as string) : null;
 
-  const where = (withSeen: boolean) => {
-    const c = [`user_id = ${lit(userId)}`];
-    if (type !== null) c.push(`notification_type = ${lit(type)}`);
-    if (withSeen && seen !== null) c.push(`is_seen = ${lit(seen)}`);
-    if (search !== null) c.push(`(title ilike ${lit(likePattern(search))} escape '\\' or body ilike ${lit(likePattern(search))} escape '\\')`);
-    return c;
+  // The service's whereClause: conditions in the same order, values bound in order.
+  const where = (withSeen: boolean, values: unknown[]) => {
+    const p = (value: unknown) => `$${values.push(value)}`;
+    const c = [`user_id = ${p(userId)}`];
+    if (type !== null) c.push(`notification_type = ${p(type)}`);
+    if (withSeen && seen !== null) c.push(`is_seen = ${p(seen)}`);
+    if (search !== null) c.push(`(title ilike ${p(likePattern(search))} escape '\\' or body ilike ${p(likePattern(search))} escape '\\')`);
+    return { c, p };
   };
-  const page = where(true);
-  if (after) page.push(`(created_at, id) < (${lit(after.createdAt)}, ${lit(after.id)})`);
-  const pageQuery = sql(`select ${COLUMNS} from notifications where ${page.join(' and ')}
-      order by created_at desc, id desc limit ${limit + 1}`);
+  const pageValues: unknown[] = [];
+  const { c: page, p } = where(true, pageValues);
+  if (after) page.push(`(created_at, id) < (${p(after.createdAt)}, ${p(after.id)})`);
+  const pageQuery = bound(
+    `select ${COLUMNS} from notifications where ${page.join(' and ')}
+      order by created_at desc, id desc limit ${limit + 1}`,
+    pageValues,
+  );
   const totals = async () => {
     if (search === null) {
       const c = await counts(userId, type);
       return { total: seen === null ? c.unread + c.read : seen ? c.read : c.unread, hasUnread: c.unread > 0 };
     }
-    const { rows } = await sql(`select count(*) filter (where ${seen === null ? 'true' : `is_seen = ${lit(seen)}`})::int as total,
+    const values: unknown[] = seen === null ? [] : [seen];
+    const { c } = where(false, values);
+    const { rows } = await bound(
+      `select count(*) filter (where ${seen === null ? 'true' : 'is_seen = $1'})::int as total,
             count(*) filter (where not is_seen)::int as unread
-       from notifications where ${where(false).join(' and ')}`);
+       from notifications where ${c.join(' and ')}`,
+      values,
+    );
     return { total: Number(rows[0].total), hasUnread: Number(rows[0].unread) > 0 };
   };
   const [{ rows }, { total, hasUnread }] = await Promise.all([pageQuery, totals()]);
@@ -156,8 +177,11 @@ async function listNotifications(userId: string, v: Record<string, unknown>) {
 async function markNotificationsRead(userId: string, v: Record<string, unknown>) {
   const isSeen = v.isSeen as boolean;
   const ids = [...new Set((v.notificationIds as string[]).map((id) => id.toLowerCase()))].sort();
-  const result = await sql(`update notifications set is_seen = ${lit(isSeen)}, seen_at = ${isSeen ? 'now()' : 'null'}
-        where user_id = ${lit(userId)} and id = any(${lit(`{${ids.join(',')}}`)}::uuid[]) and is_seen <> ${lit(isSeen)}`);
+  const result = await bound(
+    `update notifications set is_seen = $1, seen_at = ${isSeen ? 'now()' : 'null'}
+        where user_id = $2 and id = any($3::uuid[]) and is_seen <> $4`,
+    [isSeen, userId, `{${ids.join(',')}}`, isSeen],
+  );
   return { success: true, updatedCount: result.rowCount ?? 0 };
 }
 
@@ -189,7 +213,7 @@ async function skipTrace(req: IncomingMessage, res: ServerResponse) {
   const token = bearer(req);
   if (!token?.startsWith('stk_')) throw new HttpError(401, 'invalid_key');
   const hash = sha256(token);
-  const { rows: keys } = await sql(`select id, key_hash, organization_id from skip_trace_keys where key_hash = ${lit(hash)} and revoked_at is null`);
+  const { rows: keys } = await bound(`select id, key_hash, organization_id from skip_trace_keys where key_hash = $1 and revoked_at is null`, [hash]);
   const key = keys[0] as { id: string; organization_id: string } | undefined;
   if (!key) throw new HttpError(401, 'invalid_key');
   if (!(await consumeWindow(`skiptrace:${key.id}`, SKIPTRACE_LIMIT, res))) throw new HttpError(429, 'rate_limited');

@@ -48,7 +48,7 @@ export async function buildApp(config: Config, log: pino.Logger = createLogger(c
     config,
     log,
     orm: database.orm,
-    sql: database.orm.em,
+    sql: database.sql,
     redis,
     authenticator: createAuthenticator({ internalApiToken: config.internalApiToken }),
     traces: createTraceCoordinator({

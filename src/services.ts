@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { Config } from './infra/config.js';
-import type { Orm, Sql } from './infra/database/orm.js';
+import type { Orm } from './infra/database/orm.js';
+import type { Sql } from './infra/database/sql.js';
 import type { Authenticator } from './auth/authenticate.js';
 import type { TraceCoordinator } from './skip-trace/trace-coordinator.js';
 import type { SkipTraceLimits } from './skip-trace/skip-trace-limits.js';
@@ -11,7 +12,7 @@ export interface Services {
   config: Config;
   log: Logger;
   orm: Orm;
-  /** The ORM's pool for raw SQL (`orm.em`, typed so that only `execute` is reachable). */
+  /** Raw SQL on the ORM's own pool, for hot paths that track no entities (infra/database/sql.ts). */
   sql: Sql;
   redis: Redis | null;
   authenticator: Authenticator;

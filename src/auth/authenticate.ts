@@ -1,4 +1,4 @@
-import type { Sql } from '../infra/database/orm.js';
+import type { Sql } from '../infra/database/sql.js';
 import type { Scope } from './api-key.entity.js';
 import { anonymous, type Principal } from './principal.js';
 import { hashesEqual, hashSecret, isWellFormedSecret, secretsEqual } from './secrets.js';

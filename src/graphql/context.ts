@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger as Logger } from 'fastify';
-import type { Em, Orm, Sql } from '../infra/database/orm.js';
+import type { Em, Orm } from '../infra/database/orm.js';
+import type { Sql } from '../infra/database/sql.js';
 import type { OrganizationPrincipal, Principal, UserPrincipal, PlatformPrincipal } from '../auth/principal.js';
 import type { Services } from '../services.js';
 import { createLoaders, type Loaders } from './loaders.js';

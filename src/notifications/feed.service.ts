@@ -1,4 +1,5 @@
-import type { Em, Sql } from '../infra/database/orm.js';
+import type { Em } from '../infra/database/orm.js';
+import type { Sql } from '../infra/database/sql.js';
 import { isUuid } from '../common/uuid.js';
 import { pgTextArray } from '../common/pg-array.js';
 import { badInput } from '../graphql/errors.js';

@@ -5,18 +5,17 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { entities } from './entities.js';
 import { startEmbeddedEngine } from './embedded-engine.js';
+import { createSql, type Sql } from './sql.js';
 import { migrationsList } from '../../../migrations/index.js';
 
 export type Orm = MikroORM;
 export type Em = EntityManager;
-/**
- * Raw SQL on the pool, outside any unit of work: what hot paths that track no entities need
- * (key lookup, feed pages, counts), without the cost of forking an EntityManager per call.
- */
-export type Sql = Pick<Em, 'execute'>;
+
 
 export interface Database {
   orm: Orm;
+  /** Raw SQL for the hot paths (see sql.ts). */
+  sql: Sql;
   kind: Config['database']['kind'];
   /** True for an embedded database created by this start (its data dir was empty). */
   freshEmbedded: boolean;
@@ -67,7 +66,7 @@ export async function openDatabase(config: Config['database'], log?: Logger, eng
       pool: { min: 0, max: config.poolMax },
     });
     await withMigrationLock(config.url, () => orm.migrator.up());
-    return { orm: orm as unknown as Orm, kind: 'postgres', freshEmbedded: false, close: () => orm.close(true) };
+    return { orm: orm as unknown as Orm, sql: await createSql(orm as unknown as Orm, 'postgres'), kind: 'postgres', freshEmbedded: false, close: () => orm.close(true) };
   }
 
   const [{ MikroORM: PgliteORM }, pglite] = await Promise.all([import('@mikro-orm/pglite'), engine ?? startEmbeddedEngine(config)]);
@@ -76,6 +75,7 @@ export async function openDatabase(config: Config['database'], log?: Logger, eng
   const applied = await orm.migrator.up();
   return {
     orm: orm as unknown as Orm,
+    sql: await createSql(orm as unknown as Orm, 'embedded'),
     kind: 'embedded',
     freshEmbedded: executed.length === 0 && applied.length > 0,
     close: async () => {

@@ -1,0 +1,41 @@
+import type pg from 'pg';
+import type { Em, Orm } from './orm.js';
+
+/**
+ * Raw SQL outside any unit of work, for the hot paths that track no entities (the key lookup,
+ * feed pages, counts, marks). Same call shape as `em.execute`: `?` placeholders; rows, or
+ * `{ affectedRows }` for `'run'`.
+ */
+export interface Sql {
+  execute<T = Record<string, unknown>[]>(query: string, params?: readonly unknown[], method?: 'all' | 'run'): Promise<T>;
+}
+
+/** `?` placeholders as `$1, $2, …`, outside quoted literals and identifiers; cached per statement text. */
+const positional = new Map<string, string>();
+export function toPositional(query: string): string {
+  let converted = positional.get(query);
+  if (converted === undefined) {
+    let n = 0;
+    converted = query.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"|\?/g, (match) => (match === '?' ? `$${++n}` : match));
+    // Statement texts come from code, so this stays small; the bound guards against a caller that builds texts from data.
+    if (positional.size < 1000) positional.set(query, converted);
+  }
+  return converted;
+}
+
+/**
+ * On PostgreSQL: statements go straight to the ORM's own `pg` pool (one pool, one connection
+ * budget), with the values bound as parameters, skipping the ORM's statement formatting and
+ * query builder around each one, which were most of a count poll's allocations (bench/README.md).
+ * Embedded: through the ORM, which keeps its single PGlite session's transactions apart.
+ */
+export async function createSql(orm: Orm, kind: 'postgres' | 'embedded'): Promise<Sql> {
+  if (kind === 'embedded') return orm.em as Em;
+  const pool = (await orm.em.getConnection().getNativeClient()) as pg.Pool;
+  return {
+    async execute<T>(query: string, params: readonly unknown[] = [], method: 'all' | 'run' = 'all'): Promise<T> {
+      const result = await pool.query({ text: toPositional(query), values: params as unknown[] });
+      return (method === 'run' ? { affectedRows: result.rowCount ?? 0 } : result.rows) as T;
+    },
+  };
+}
