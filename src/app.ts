@@ -53,6 +53,7 @@ export async function buildApp(config: Config, log: pino.Logger = createLogger(c
     authenticator: createAuthenticator({ internalApiToken: config.internalApiToken }),
     traces: createTraceCoordinator({
       orm: database.orm,
+      sql: database.sql,
       redis,
       provider: createProvider(config, log),
       log,

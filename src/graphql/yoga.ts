@@ -77,10 +77,10 @@ export function createYogaServer(services: Services): Yoga {
     batching: BATCHING_ENABLED,
     plugins: [
       useContractErrorCodes(),
-      // Queries and mutations run as compiled functions (cached per parsed document: the REST
-      // routes' persisted documents, and Yoga's parse cache for /graphql). Anything else, such as a
-      // subscription this schema cannot serve or a choice of operations without operationName,
-      // takes graphql's own executor and its error.
+      // Queries and mutations run as compiled functions, cached per parsed document (Yoga's parse
+      // cache keeps one per query text). Anything else, such as a subscription this schema cannot
+      // serve or a choice of operations without operationName, takes graphql's own executor and
+      // its error. (The REST routes compile their own documents: execute-operation.ts.)
       useGraphQlJit({}, { enableIf: ({ document, operationName }) => ['query', 'mutation'].includes(getOperationAST(document, operationName)?.operation ?? '') }),
       // Depth, alias, cost and token limits, and U+0000 in strings: see hardening.ts. They run at
       // parse and validate time, so the REST routes' pre-validated documents never meet them.

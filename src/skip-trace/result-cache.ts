@@ -1,10 +1,10 @@
-import type { Em } from '../infra/database/orm.js';
+import type { Sql } from '../infra/database/sql.js';
 import type { TraceResult } from './providers/provider.js';
 
 /** Durable results per cache key (standardized address + normalized actor), kept for the configured TTL. */
 export const resultCache = {
-  async read(em: Em, cacheKey: string): Promise<TraceResult | null> {
-    const rows = await em.execute<{ status: TraceResult['status']; persons: TraceResult['persons'] | string }[]>(
+  async read(sql: Sql, cacheKey: string): Promise<TraceResult | null> {
+    const rows = await sql.execute<{ status: TraceResult['status']; persons: TraceResult['persons'] | string }[]>(
       `select status, persons from skip_trace_results where cache_key = ? and expires_at > now()`,
       [cacheKey],
     );
@@ -13,8 +13,8 @@ export const resultCache = {
     return { status: row.status, persons: typeof row.persons === 'string' ? JSON.parse(row.persons) : row.persons };
   },
 
-  async write(em: Em, cacheKey: string, result: TraceResult, provider: string, ttlDays: number): Promise<void> {
-    await em.execute(
+  async write(sql: Sql, cacheKey: string, result: TraceResult, provider: string, ttlDays: number): Promise<void> {
+    await sql.execute(
       `insert into skip_trace_results (cache_key, status, persons, provider, created_at, expires_at)
        values (?, ?, ?::jsonb, ?, now(), now() + make_interval(days => ?))
        on conflict (cache_key) do update set status = excluded.status, persons = excluded.persons,

@@ -46,7 +46,7 @@ export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: 
     // mutation audits every call it handles.
     onResponse: async (request, reply) => {
       if (request.principal?.type !== 'organization' || reachedTrace.has(request)) return;
-      await recordAudit(services.orm.em.fork(), randomUUID(), request.principal, request.startedAt ?? performance.now(), {
+      await recordAudit(services.sql, randomUUID(), request.principal, request.startedAt ?? performance.now(), {
         outcome: request.errorCode ?? String(reply.statusCode),
         cacheKey: null,
         cacheHit: false,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { OrganizationPrincipal } from '../auth/principal.js';
 import type { Em } from '../infra/database/orm.js';
+import type { Sql } from '../infra/database/sql.js';
 import { AppError } from '../graphql/errors.js';
 import { restErrorCode } from '../infra/http/api-error.js';
 import type { Logger } from 'pino';
@@ -21,8 +22,8 @@ interface Audit {
   charged: boolean;
 }
 
-export async function recordAudit(em: Em, requestId: string, principal: OrganizationPrincipal, startedAt: number, audit: Audit) {
-  await em.execute(
+export async function recordAudit(sql: Sql, requestId: string, principal: OrganizationPrincipal, startedAt: number, audit: Audit) {
+  await sql.execute(
     `insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms) values (?, ?, ?, ?, ?, ?, ?, ?)`,
     [requestId, principal.organizationId, principal.keyId, audit.cacheKey, audit.outcome, audit.cacheHit, audit.charged, Math.round(performance.now() - startedAt)],
     'run',

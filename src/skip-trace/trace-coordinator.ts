@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Orm } from '../infra/database/orm.js';
+import type { Sql } from '../infra/database/sql.js';
 import { AppError } from '../graphql/errors.js';
 import { resultCache } from './result-cache.js';
 import type { SkipTraceProvider, TraceRequest, TraceResult } from './providers/provider.js';
@@ -20,14 +21,14 @@ const RELEASE_LOCK = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis
  * Redis lock elects one caller while the others wait for its cached result. A trace that outlives
  * the timeout keeps running and caches its result, so the caller's retry finds it.
  */
-export function createTraceCoordinator(options: { orm: Orm; redis: Redis | null; provider: SkipTraceProvider; log: Logger; timeoutMs: number; ttlDays: number }) {
-  const { orm, redis, provider, log } = options;
+export function createTraceCoordinator(options: { orm: Orm; sql: Sql; redis: Redis | null; provider: SkipTraceProvider; log: Logger; timeoutMs: number; ttlDays: number }) {
+  const { orm, sql, redis, provider, log } = options;
   const inFlight = new Map<string, Promise<ResolvedTrace>>();
   const lockTtlMs = Math.max(60_000, options.timeoutMs * 4);
 
   async function callProviderAndCache(cacheKey: string, request: TraceRequest): Promise<ResolvedTrace> {
     const result = await provider.trace(request, orm.em.fork());
-    await resultCache.write(orm.em.fork(), cacheKey, result, provider.name, options.ttlDays);
+    await resultCache.write(sql, cacheKey, result, provider.name, options.ttlDays);
     return { result, cacheHit: false };
   }
 
@@ -47,7 +48,7 @@ export function createTraceCoordinator(options: { orm: Orm; redis: Redis | null;
       }
       if (acquired) {
         try {
-          const cached = await resultCache.read(orm.em.fork(), cacheKey);
+          const cached = await resultCache.read(sql, cacheKey);
           return cached ? { result: cached, cacheHit: true } : await callProviderAndCache(cacheKey, request);
         } finally {
           await redis.eval(RELEASE_LOCK, 1, lockKey, token).catch(() => undefined);
@@ -56,17 +57,17 @@ export function createTraceCoordinator(options: { orm: Orm; redis: Redis | null;
       // Another instance is tracing this key: wait for its result, or for its lock to go.
       while ((await redis.exists(lockKey).catch(() => 0)) === 1) {
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-        const cached = await resultCache.read(orm.em.fork(), cacheKey);
+        const cached = await resultCache.read(sql, cacheKey);
         if (cached) return { result: cached, cacheHit: true };
       }
-      const cached = await resultCache.read(orm.em.fork(), cacheKey);
+      const cached = await resultCache.read(sql, cacheKey);
       if (cached) return { result: cached, cacheHit: true };
     }
   }
 
   return {
     async resolve(cacheKey: string, request: TraceRequest): Promise<ResolvedTrace> {
-      const cached = await resultCache.read(orm.em.fork(), cacheKey);
+      const cached = await resultCache.read(sql, cacheKey);
       if (cached) return { result: cached, cacheHit: true };
 
       let shared = inFlight.get(cacheKey);

@@ -11,7 +11,6 @@ import { migrationsList } from '../../../migrations/index.js';
 export type Orm = MikroORM;
 export type Em = EntityManager;
 
-
 export interface Database {
   orm: Orm;
   /** Raw SQL for the hot paths (see sql.ts). */
