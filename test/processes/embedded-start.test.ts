@@ -1,0 +1,63 @@
+/**
+ * Contract section 6: `npm start` with no DATABASE_URL and no REDIS_URL runs on an embedded
+ * PostgreSQL under DATA_DIR, migrated at start, windows in process; a brand-new data dir gets the
+ * demo seed, whose keys are printed once and work; a restart on the same dir keeps the data and
+ * prints no key. Runs the bundle exactly as `npm start` does (spawn-service.ts).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { json, spawnService, type ServiceProcess } from './spawn-service.js';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'embedded-start-'));
+// Empty values count as unset (config.ts), overriding the CI environment's real servers.
+const embedded = { DATABASE_URL: '', REDIS_URL: '', DATA_DIR: dataDir };
+let running: ServiceProcess | undefined;
+
+afterAll(async () => {
+  await running?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Distinct keys in the output (the banner shows each key and then uses it in its curl lines). */
+const printedKeys = (service: ServiceProcess) => [...new Set(service.logs.join('').match(/\b(?:gk|stk)_[0-9A-Za-z]{40}\b/g) ?? [])];
+const counts = (service: ServiceProcess, key: string) =>
+  json(`${service.url}/api/v1/call`, { bearer: key, body: JSON.stringify({ operationId: 'getNotificationCounts', variables: {} }) });
+
+describe('npm start on a fresh machine (embedded database, no Redis)', () => {
+  let gatewayKey: string;
+
+  it('seeds a new data dir, prints the demo keys once, and serves them', async () => {
+    running = await spawnService(embedded);
+    const ready = await fetch(`${running.url}/readyz`).then((r) => r.json());
+    expect(ready).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'not configured' } });
+
+    expect(running.logs.join('').match(/Demo data seeded/g)).toHaveLength(1);
+    const keys = printedKeys(running);
+    expect(keys).toHaveLength(2);
+    gatewayKey = keys.find((k) => k.startsWith('gk_'))!;
+    const skipTraceKey = keys.find((k) => k.startsWith('stk_'))!;
+
+    const badge = await counts(running, gatewayKey);
+    expect(badge.status).toBe(200);
+    expect(badge.body.data.unreadCount + badge.body.data.readCount).toBe(40);
+    expect(badge.headers.get('x-ratelimit-limit')).toBe('1000');
+
+    const trace = await json(`${running.url}/api/v1/skiptrace`, {
+      bearer: skipTraceKey,
+      body: JSON.stringify({ address: { line1: '123 Main Street Apt 4', city: 'Austin', state: 'tx', zip: '78701' } }),
+    });
+    expect(trace.status).toBe(200);
+    expect(trace.body.status).toBe('records_found');
+  });
+
+  it('reopens the same data dir without seeding again or printing a key, and the data is still there', async () => {
+    expect(await running!.stop()).toBe(0);
+    running = await spawnService(embedded);
+    expect(printedKeys(running)).toEqual([]);
+    const badge = await counts(running, gatewayKey);
+    expect(badge.status).toBe(200);
+    expect(badge.body.data.unreadCount + badge.body.data.readCount).toBe(40);
+  });
+});
