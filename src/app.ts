@@ -4,10 +4,10 @@ import type pino from 'pino';
 import { createLogger } from './infra/logger.js';
 import type { Config } from './infra/config.js';
 import { openDatabase, type Database } from './infra/database/orm.js';
-import { createWindowLimiter } from './infra/rate-limit.js';
 import { allowOnly, createHttpServer } from './infra/http/server.js';
 import { registerHealthRoutes } from './infra/http/health.routes.js';
 import { createAuthenticator } from './auth/authenticate.js';
+import { createRateWindows } from './auth/rate-windows.js';
 import { schema } from './graphql/schema.js';
 import { createYogaServer } from './graphql/yoga.js';
 import { createOperationExecutor } from './graphql/execute-operation.js';
@@ -51,6 +51,7 @@ export async function buildApp(config: Config, log: pino.Logger = createLogger(c
     sql: database.sql,
     redis,
     authenticator: createAuthenticator({ internalApiToken: config.internalApiToken }),
+    rateWindows: createRateWindows(config.limits, redis),
     traces: createTraceCoordinator({
       orm: database.orm,
       sql: database.sql,
@@ -60,25 +61,18 @@ export async function buildApp(config: Config, log: pino.Logger = createLogger(c
       timeoutMs: config.limits.skipTraceTimeoutMs,
       ttlDays: config.skipTrace.cacheTtlDays,
     }),
-    skipTraceLimits: createSkipTraceLimits(config, redis),
+    skipTraceLimits: createSkipTraceLimits(config),
   };
 
   const yoga = createYogaServer(services);
   const executeOperation = createOperationExecutor(schema, services);
   const registry = buildOperationRegistry(schema);
-  const ipWindow = createWindowLimiter({ name: 'auth-failures', limit: config.limits.authFailuresPerMinute, redis });
   const http = createHttpServer(services);
 
   registerHealthRoutes(http, services);
   registerGraphqlRoutes(http, { services, yoga });
-  registerGatewayRoutes(http, {
-    services,
-    executeOperation,
-    registry,
-    ipWindow,
-    keyWindow: createWindowLimiter({ name: 'gateway', limit: config.limits.gatewayPerMinute, redis }),
-  });
-  registerSkipTraceRoutes(http, { services, executeOperation, ipWindow });
+  registerGatewayRoutes(http, { services, executeOperation, registry });
+  registerSkipTraceRoutes(http, { services, executeOperation });
   allowOnly(http, '/api/v1/call', ['POST']);
   allowOnly(http, '/api/v1/skiptrace', ['POST']);
   allowOnly(http, '/api/v1/operations', ['GET']);

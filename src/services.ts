@@ -6,6 +6,7 @@ import type { Sql } from './infra/database/sql.js';
 import type { Authenticator } from './auth/authenticate.js';
 import type { TraceCoordinator } from './skip-trace/trace-coordinator.js';
 import type { SkipTraceLimits } from './skip-trace/skip-trace-limits.js';
+import type { RateWindows } from './auth/rate-windows.js';
 
 /** Process-wide dependencies, built once at start-up and shared by every request. */
 export interface Services {
@@ -16,6 +17,8 @@ export interface Services {
   sql: Sql;
   redis: Redis | null;
   authenticator: Authenticator;
+  /** Requests-per-minute windows, per credential (and per client IP without one). */
+  rateWindows: RateWindows;
   traces: TraceCoordinator;
   skipTraceLimits: SkipTraceLimits;
 }

@@ -4,7 +4,6 @@ import type { OperationExecutor } from '../graphql/execute-operation.js';
 import type { Services } from '../services.js';
 import { ApiError } from '../infra/http/api-error.js';
 import { credentialGuard } from '../infra/http/credential-guard.js';
-import type { WindowLimiter } from '../infra/rate-limit.js';
 import { variableErrorDetails, type GatewayOperation, type OperationRegistry } from './operation-registry.js';
 
 const BODY_FIELDS = new Set(['operationId', 'variables']);
@@ -26,15 +25,9 @@ function parseCallBody(body: unknown, registry: OperationRegistry): { operation:
  * `POST /api/v1/call`: a thin translation of `{operationId, variables}` into the persisted GraphQL
  * operation, executed against the same schema, context and error masking as `/graphql`.
  */
-export function registerGatewayRoutes(app: FastifyInstance, deps: { services: Services; executeOperation: OperationExecutor; registry: OperationRegistry; keyWindow: WindowLimiter; ipWindow: WindowLimiter }) {
+export function registerGatewayRoutes(app: FastifyInstance, deps: { services: Services; executeOperation: OperationExecutor; registry: OperationRegistry }) {
   const { services, executeOperation, registry } = deps;
-  const guard = credentialGuard({
-    services,
-    keyWindow: deps.keyWindow,
-    ipWindow: deps.ipWindow,
-    accepts: (principal) => principal.type === 'user',
-    keyOf: (principal) => `gateway:${(principal as UserPrincipal).keyId}`,
-  });
+  const guard = credentialGuard({ services, accepts: (principal): principal is UserPrincipal => principal.type === 'user' });
 
   app.post('/api/v1/call', { onRequest: guard }, async (request, reply) => {
     const principal = request.principal as UserPrincipal;
@@ -42,7 +35,7 @@ export function registerGatewayRoutes(app: FastifyInstance, deps: { services: Se
     if (!principal.scopes.has(operation.scope)) throw new ApiError('insufficient_scope', `${operation.operationId} needs the ${operation.scope} scope.`);
     if (!operation.validateVariables(variables)) throw new ApiError('invalid_request', 'variables are invalid.', variableErrorDetails(operation.validateVariables));
 
-    const { data, error } = await executeOperation(operation.parsed, variables, { principal, requestId: request.id, log: request.log });
+    const { data, error } = await executeOperation(operation.parsed, variables, { principal, requestId: request.id, log: request.log, client: request.client });
     if (error) throw ApiError.fromGraphQL(error);
     return reply.send({ data: data?.[operation.rootField] ?? null });
   });

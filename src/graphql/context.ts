@@ -3,6 +3,7 @@ import type { Em, Orm } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
 import type { OrganizationPrincipal, Principal, UserPrincipal, PlatformPrincipal } from '../auth/principal.js';
 import type { Services } from '../services.js';
+import type { ClientWatch } from '../infra/http/client-watch.js';
 import { createLoaders, type Loaders } from './loaders.js';
 
 /** What the HTTP host hands to Yoga for each request (Yoga's "server context"). */
@@ -10,7 +11,9 @@ export interface RequestContext {
   principal: Principal;
   requestId: string;
   log: Logger;
-  /** Set by the skip trace REST route, which has already taken the key's window point and in-flight slot. */
+  /** Whether the caller is still connected, and what to undo if its response is not delivered. */
+  client: ClientWatch;
+  /** Set by the skip trace REST route, which has already taken the key's in-flight slot. */
   skipTraceAdmitted?: boolean;
 }
 

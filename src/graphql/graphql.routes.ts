@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
-import { ApiError } from '../infra/http/api-error.js';
+import { admitRequest, anyCaller, credentialGuard } from '../infra/http/credential-guard.js';
 import { GRAPHQL_BODY_LIMIT_BYTES } from '../infra/http/server.js';
 import { graphqlRefusal, refuseBody, refuseQueryParams, refusalForEmptyResponse, refusalForHostError, type GraphqlRefusal } from './hardening.js';
 import { printedSchema } from './schema.js';
@@ -9,12 +9,13 @@ import type { Yoga } from './yoga.js';
 /**
  * `POST /graphql` for internal tools (and GraphiQL outside production), and `GET /schema.graphql`.
  * Both need a valid credential: introspection and the SDL are for authenticated callers only.
+ * Every request spends a point of its caller's rate window (a gateway key's requests here share
+ * its gateway window, and so on: auth/rate-windows.ts), or of its client IP's without a valid one.
  * Every error of `/graphql`, including those raised before Yoga runs (unreadable body, body limit),
  * is answered in GraphQL's shape, `{"errors": [{message, extensions: {code}}]}`.
  */
 export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Services; yoga: Yoga }) {
   const { services, yoga } = deps;
-  const authenticate = (request: FastifyRequest) => services.authenticator.authenticate(services.sql, request.headers.authorization);
 
   const refuse = (reply: FastifyReply, refusal: GraphqlRefusal) => reply.status(refusal.status).type('application/json; charset=utf-8').send(refusal.body);
   const unauthenticated = (reply: FastifyReply, message: string) => refuse(reply, graphqlRefusal(401, message, 'UNAUTHENTICATED'));
@@ -28,11 +29,12 @@ export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Se
 
   app.route({
     url: '/graphql',
-    method: ['GET', 'POST', 'OPTIONS'],
+    method: ['GET', 'POST'],
     bodyLimit: GRAPHQL_BODY_LIMIT_BYTES,
     errorHandler,
     handler: async (request, reply) => {
-      const principal = await authenticate(request);
+      const { principal, decision } = await admitRequest(services, request, reply, anyCaller);
+      if (!decision.allowed) return refuse(reply, graphqlRefusal(429, `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.retryAfter} s.`, 'RATE_LIMITED'));
       const wantsGraphiql = request.method === 'GET' && services.config.env !== 'production' && (request.headers.accept ?? '').includes('text/html');
       if (principal === null) return unauthenticated(reply, 'The credential is not valid.');
       if (principal.type === 'anonymous' && !wantsGraphiql) return unauthenticated(reply, 'A credential is required (Authorization: Bearer <key>).');
@@ -40,7 +42,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Se
       const refusal = refuseBody(request.method, request.body) ?? (request.method === 'GET' ? refuseQueryParams(request.url) : null);
       if (refusal) return refuse(reply, refusal);
 
-      const response = await yoga.handleNodeRequestAndResponse(request, reply, { principal, requestId: request.id, log: request.log });
+      const response = await yoga.handleNodeRequestAndResponse(request, reply, { principal, requestId: request.id, log: request.log, client: request.client });
       if (response.body === null) {
         const empty = refusalForEmptyResponse(response.status);
         if (empty) return refuse(reply, empty);
@@ -54,15 +56,13 @@ export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Se
   // Other methods on /graphql: 405 in GraphQL's shape (not the host's REST-shaped 404).
   app.route({
     url: '/graphql',
-    method: ['PUT', 'PATCH', 'DELETE'],
+    method: ['PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     bodyLimit: GRAPHQL_BODY_LIMIT_BYTES,
     errorHandler,
     handler: async (_request, reply) => refuse(reply.header('Allow', 'GET, POST'), graphqlRefusal(405, 'Use GET or POST on /graphql.')),
   });
 
-  app.get('/schema.graphql', async (request, reply) => {
-    const principal = await authenticate(request);
-    if (!principal || principal.type === 'anonymous') throw new ApiError('invalid_key', 'A valid credential is required to read the schema.');
-    return reply.type('text/plain; charset=utf-8').send(printedSchema);
-  });
+  app.get('/schema.graphql', { onRequest: credentialGuard({ services, accepts: anyCaller }) }, async (_request, reply) =>
+    reply.type('text/plain; charset=utf-8').send(printedSchema),
+  );
 }

@@ -1,4 +1,4 @@
-import { GraphQLError, type ASTVisitor, type ValidationContext, type ValidationRule } from 'graphql';
+import { GraphQLError, Kind, type ASTVisitor, type FieldNode, type SelectionSetNode, type ValidationContext, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
@@ -65,7 +65,7 @@ export const MAX_TOKENS = 2000;
  */
 export const BATCHING_ENABLED = false;
 
-const refusal = (message: string, code: ErrorCode = 'BAD_USER_INPUT') =>
+export const refusal = (message: string, code: ErrorCode = 'BAD_USER_INPUT') =>
   new GraphQLError(message, { extensions: { code, http: { spec: true, status: 400 } } });
 
 /** graphql-armor phrases refusals as `Syntax Error: … found N.`; we keep only the number found. */
@@ -116,6 +116,40 @@ export function noNulInStringsRule(context: ValidationContext): ASTVisitor {
   };
 }
 
+/**
+ * A trace is charged when it completes, so it must be the only thing its response can lose: a
+ * mutation that selects `skipTrace` more than once, or beside another field, would let a later
+ * field's failure null out (non-null propagation) traces already charged. Such a document is
+ * refused before anything runs. `__typename` cannot fail and is allowed beside it.
+ */
+export const SKIP_TRACE_ALONE_MESSAGE = 'skipTrace must be the only field of its mutation: send one trace per request.';
+export function skipTraceAloneRule(context: ValidationContext): ASTVisitor {
+  return {
+    OperationDefinition(operation) {
+      if (operation.operation !== 'mutation') return;
+      const fields: FieldNode[] = [];
+      const seen = new Set<string>();
+      const collect = (selectionSet: SelectionSetNode) => {
+        for (const selection of selectionSet.selections) {
+          if (selection.kind === Kind.FIELD) {
+            if (selection.name.value !== '__typename') fields.push(selection);
+          } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+            collect(selection.selectionSet);
+          } else if (!seen.has(selection.name.value)) {
+            seen.add(selection.name.value);
+            const fragment = context.getFragment(selection.name.value);
+            if (fragment) collect(fragment.selectionSet);
+          }
+        }
+      };
+      collect(operation.selectionSet);
+      if (fields.length > 1 && fields.some((field) => field.name.value === 'skipTrace')) {
+        context.reportError(new GraphQLError(SKIP_TRACE_ALONE_MESSAGE, { nodes: fields.filter((field) => field.name.value === 'skipTrace'), extensions: { code: 'BAD_USER_INPUT' } }));
+      }
+    },
+  };
+}
+
 /** The limits as one Yoga plugin list, to be placed before the persisted-operations plugin. */
 export function useGraphqlHardening(): Plugin[] {
   return [
@@ -134,6 +168,7 @@ export function useGraphqlHardening(): Plugin[] {
         addValidationRule(aliasLimitRule);
         addValidationRule(costLimitRuleWithMessage);
         addValidationRule(noNulInStringsRule);
+        addValidationRule(skipTraceAloneRule);
       },
       // GET requests carry variables in the query string, past the JSON body parser's U+0000 check.
       onParams({ params, setResult }) {
@@ -198,6 +233,9 @@ export function refusalForHostError(error: { code?: string; statusCode?: number;
   switch (error.code) {
     case 'invalid_request':
       return graphqlRefusal(400, error.message || 'The request could not be read.');
+    case 'unsupported_media_type':
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return graphqlRefusal(415, 'Send the request as application/json.');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
     case 'payload_too_large':
       return graphqlRefusal(413, `The body is too large (${Math.round(bodyLimitBytes / 1024 / 1024)} MiB on /graphql).`);

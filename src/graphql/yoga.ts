@@ -1,13 +1,14 @@
-import { getOperationAST, GraphQLError } from 'graphql';
+import { GraphQLError, type DocumentNode } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import { useGraphQlJit } from '@envelop/graphql-jit';
+import { LRUCache } from 'lru-cache';
 import type { Services } from '../services.js';
 import { createContext, type Context, type RequestContext } from './context.js';
 import { AppError } from './errors.js';
 import { schema } from './schema.js';
 import { persistedDocuments } from '../gateway/persisted-documents.js';
-import { BATCHING_ENABLED, useGraphqlHardening } from './hardening.js';
+import { BATCHING_ENABLED, refusal, useGraphqlHardening } from './hardening.js';
+import { useIntrospectionBudget } from './introspection-budget.js';
 
 export type Yoga = YogaServerInstance<RequestContext, Context>;
 
@@ -64,6 +65,32 @@ const useContractErrorCodes = (): Plugin => ({
   },
 });
 
+/**
+ * Parsed documents kept for reuse, bounded in entries and in bytes: a caller can send any number
+ * of distinct documents, and a parsed document weighs about 60 to 110 bytes per character of its
+ * text (measured on graphql 16 with locations), so entries alone would not bound it.
+ */
+export const DOCUMENT_CACHE_MAX_ENTRIES = 1000;
+export const DOCUMENT_CACHE_MAX_BYTES = 16 * 1024 * 1024;
+const PARSED_BYTES_PER_CHAR = 128;
+/** Parse errors are kept too (a repeated bad document fails fast); each weighs its text and a little. */
+const ERROR_CACHE_MAX_BYTES = 4 * 1024 * 1024;
+
+function boundedParseCaches() {
+  const documentCache = new LRUCache<string, DocumentNode>({
+    max: DOCUMENT_CACHE_MAX_ENTRIES,
+    maxSize: DOCUMENT_CACHE_MAX_BYTES,
+    sizeCalculation: (_document, text) => Math.max(1, text.length * PARSED_BYTES_PER_CHAR),
+  });
+  const errorCache = new LRUCache<string, Error>({
+    max: DOCUMENT_CACHE_MAX_ENTRIES,
+    maxSize: ERROR_CACHE_MAX_BYTES,
+    sizeCalculation: (_error, text) => 1024 + text.length * 2,
+  });
+  // Validation results are kept by Yoga per parsed document (a WeakMap): bounded by the cache above.
+  return { documentCache, errorCache, validationCache: true };
+}
+
 export function createYogaServer(services: Services): Yoga {
   return createYoga<RequestContext, Context>({
     schema,
@@ -71,20 +98,23 @@ export function createYogaServer(services: Services): Yoga {
     graphiql: services.config.env !== 'production',
     landingPage: false,
     logging: services.log.child({ component: 'yoga' }),
-    context: (request) => createContext({ principal: request.principal, requestId: request.requestId, log: request.log, skipTraceAdmitted: request.skipTraceAdmitted }, services),
+    context: (request) => createContext({ principal: request.principal, requestId: request.requestId, log: request.log, client: request.client }, services),
     maskedErrors: { maskError: (error) => maskError(error, services.log) },
     // One operation per request; see BATCHING_ENABLED for why. An array body gets BAD_USER_INPUT.
     batching: BATCHING_ENABLED,
+    parserAndValidationCache: boundedParseCaches(),
+    // The API is server-to-server: no CORS headers, so browsers are not invited to call it with keys.
+    cors: false,
     plugins: [
       useContractErrorCodes(),
-      // Queries and mutations run as compiled functions, cached per parsed document (Yoga's parse
-      // cache keeps one per query text). Anything else, such as a subscription this schema cannot
-      // serve or a choice of operations without operationName, takes graphql's own executor and
-      // its error. (The REST routes compile their own documents: execute-operation.ts.)
-      useGraphQlJit({}, { enableIf: ({ document, operationName }) => ['query', 'mutation'].includes(getOperationAST(document, operationName)?.operation ?? '') }),
-      // Depth, alias, cost and token limits, and U+0000 in strings: see hardening.ts. They run at
-      // parse and validate time, so the REST routes' pre-validated documents never meet them.
+      // Operations run on graphql-js's executor. Compiling arbitrary documents (graphql-jit) cost
+      // megabytes of heap per distinct document and unbounded work per fragment fan-out; only the
+      // REST routes' fixed documents are compiled (execute-operation.ts).
+      // Depth, alias, cost and token limits, one skipTrace per document, and U+0000 in strings:
+      // see hardening.ts. They run at parse and validate time, so the REST routes' pre-validated
+      // documents never meet them.
       ...useGraphqlHardening(),
+      useIntrospectionBudget(refusal),
       // Internal tools may send any operation, or a `documentId` of the gateway's persisted documents.
       usePersistedOperations({
         allowArbitraryOperations: true,

@@ -23,6 +23,8 @@ const envSchema = z.object({
   INTERNAL_API_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   GATEWAY_RATE_LIMIT_PER_MIN: int(1000),
   AUTH_FAILURE_LIMIT_PER_MIN: int(120),
+  PLATFORM_RATE_LIMIT_PER_MIN: int(6000),
+  REQUEST_BODY_TIMEOUT_MS: int(10000),
   SKIPTRACE_RATE_LIMIT_PER_MIN: int(1000),
   SKIPTRACE_MAX_IN_FLIGHT: int(10),
   SKIPTRACE_TIMEOUT_MS: int(30000),
@@ -48,6 +50,9 @@ export interface Config {
   limits: {
     gatewayPerMinute: number;
     authFailuresPerMinute: number;
+    platformPerMinute: number;
+    /** A request's headers and body must arrive within this long (408 otherwise). */
+    requestBodyTimeoutMs: number;
     skipTracePerMinute: number;
     skipTraceMaxInFlight: number;
     skipTraceTimeoutMs: number;
@@ -87,6 +92,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     limits: {
       gatewayPerMinute: e.GATEWAY_RATE_LIMIT_PER_MIN,
       authFailuresPerMinute: e.AUTH_FAILURE_LIMIT_PER_MIN,
+      platformPerMinute: e.PLATFORM_RATE_LIMIT_PER_MIN,
+      requestBodyTimeoutMs: e.REQUEST_BODY_TIMEOUT_MS,
       skipTracePerMinute: e.SKIPTRACE_RATE_LIMIT_PER_MIN,
       skipTraceMaxInFlight: e.SKIPTRACE_MAX_IN_FLIGHT,
       skipTraceTimeoutMs: e.SKIPTRACE_TIMEOUT_MS,

@@ -1,35 +1,32 @@
-import type { Redis } from 'ioredis';
 import type { Config } from '../infra/config.js';
 import { createInFlightLimiter, type InFlightLimiter } from '../infra/in-flight.js';
-import { createWindowLimiter, type WindowLimiter } from '../infra/rate-limit.js';
-import { AppError } from '../graphql/errors.js';
-import type { OrganizationPrincipal } from '../auth/principal.js';
 
-/** Per-key limits of skip trace, shared by the REST route and the `skipTrace` mutation on /graphql. */
+/**
+ * Traces in flight per skip trace key on this instance, shared by the REST route and the
+ * `skipTrace` mutation on /graphql. (The key's requests-per-minute window is its rate window,
+ * spent once per request by the HTTP layer: auth/rate-windows.ts.)
+ */
 export interface SkipTraceLimits {
-  /** Requests per minute per key, across instances when Redis is configured. */
-  window: WindowLimiter;
-  /** Traces in flight per key on this instance. */
   inFlight: InFlightLimiter;
 }
 
-export const skipTraceWindowKey = (keyId: string) => `skiptrace:${keyId}`;
-
-export function createSkipTraceLimits(config: Config, redis: Redis | null): SkipTraceLimits {
-  return {
-    window: createWindowLimiter({ name: 'skiptrace', limit: config.limits.skipTracePerMinute, redis }),
-    inFlight: createInFlightLimiter(config.limits.skipTraceMaxInFlight),
-  };
+export function createSkipTraceLimits(config: Config): SkipTraceLimits {
+  return { inFlight: createInFlightLimiter(config.limits.skipTraceMaxInFlight) };
 }
 
 /**
- * Admission for a `skipTrace` call that did not come through the REST route (which admits in
- * contract order before reading the body): one window point and one in-flight slot.
+ * One of the key's in-flight slots, held until `release()` or until the caller goes away
+ * (`signal`), whichever comes first, and released exactly once. Null when the key is at its limit.
  */
-export async function admitSkipTrace(limits: SkipTraceLimits, principal: OrganizationPrincipal): Promise<() => void> {
-  const decision = await limits.window.consume(skipTraceWindowKey(principal.keyId));
-  if (!decision.allowed) throw new AppError('RATE_LIMITED', `Rate limit of ${decision.limit} skip traces per minute exceeded; retry after ${decision.retryAfter} s.`);
-  const release = limits.inFlight.tryAcquire(principal.keyId);
-  if (!release) throw new AppError('RATE_LIMITED', `More than ${limits.inFlight.max} traces in flight for this key; retry when one completes.`);
-  return release;
+export function takeInFlightSlot(limits: SkipTraceLimits, keyId: string, signal: AbortSignal): (() => void) | null {
+  const release = limits.inFlight.tryAcquire(keyId);
+  if (!release) return null;
+  signal.addEventListener('abort', release, { once: true });
+  if (signal.aborted) release();
+  return () => {
+    signal.removeEventListener('abort', release);
+    release();
+  };
 }
+
+export const concurrencyMessage = (max: number) => `More than ${max} traces in flight for this key; retry when one completes.`;

@@ -9,8 +9,7 @@ import { variablesJsonSchema } from '../gateway/json-schema.js';
 import { variableErrorDetails } from '../gateway/operation-registry.js';
 import { ApiError } from '../infra/http/api-error.js';
 import { credentialGuard } from '../infra/http/credential-guard.js';
-import type { WindowLimiter } from '../infra/rate-limit.js';
-import { skipTraceWindowKey } from './skip-trace-limits.js';
+import { concurrencyMessage, takeInFlightSlot } from './skip-trace-limits.js';
 import type { Services } from '../services.js';
 import { recordAudit } from './skip-trace.service.js';
 
@@ -25,19 +24,13 @@ declare module 'fastify' {
   }
 }
 
-export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: Services; executeOperation: OperationExecutor; ipWindow: WindowLimiter }) {
+export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: Services; executeOperation: OperationExecutor }) {
   const { services, executeOperation } = deps;
   const operation = SKIP_TRACE_DOCUMENT.definitions[0] as OperationDefinitionNode;
   const validateVariables = new Ajv({ strict: false, allErrors: true }).compile(variablesJsonSchema(schema, operation));
-  const { window: keyWindow, inFlight } = services.skipTraceLimits;
+  const limits = services.skipTraceLimits;
 
-  const guard = credentialGuard({
-    services,
-    keyWindow,
-    ipWindow: deps.ipWindow,
-    accepts: (principal) => principal.type === 'organization',
-    keyOf: (principal) => skipTraceWindowKey((principal as OrganizationPrincipal).keyId),
-  });
+  const guard = credentialGuard({ services, accepts: (principal): principal is OrganizationPrincipal => principal.type === 'organization' });
 
   const reachedTrace = new WeakSet<object>();
 
@@ -59,11 +52,11 @@ export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: 
         request.startedAt = performance.now();
       },
       guard,
-      async (request, reply) => {
-        const release = inFlight.tryAcquire((request.principal as OrganizationPrincipal).keyId);
-        if (!release) throw new ApiError('concurrency_limit', `More than ${services.config.limits.skipTraceMaxInFlight} traces in flight for this key; retry when one completes.`);
-        // Freed when the response is done or the client goes away, whichever comes first.
-        reply.raw.once('close', release);
+      async (request) => {
+        // Freed when the response is done or the caller goes away, whichever comes first.
+        const release = takeInFlightSlot(limits, (request.principal as OrganizationPrincipal).keyId, request.client.signal);
+        if (!release) throw new ApiError('concurrency_limit', concurrencyMessage(limits.inFlight.max), undefined, { 'Retry-After': 1 });
+        request.client.onDone(release);
       },
     ],
     handler: async (request, reply) => {
@@ -75,7 +68,13 @@ export function registerSkipTraceRoutes(app: FastifyInstance, deps: { services: 
       }
       reachedTrace.add(request);
       // The window and the in-flight slot were taken above: the mutation must not take them again.
-      const { data, error } = await executeOperation(SKIP_TRACE_DOCUMENT, { input: body }, { principal: request.principal!, requestId: request.id, log: request.log, skipTraceAdmitted: true });
+      const { data, error } = await executeOperation(SKIP_TRACE_DOCUMENT, { input: body }, {
+        principal: request.principal!,
+        requestId: request.id,
+        log: request.log,
+        client: request.client,
+        skipTraceAdmitted: true,
+      });
       if (error) throw ApiError.fromGraphQL(error);
       return reply.send(data?.skipTrace);
     },

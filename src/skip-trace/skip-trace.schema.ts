@@ -7,7 +7,8 @@ import { creditLedger } from './credits/credit-ledger.js';
 import { generateSkipTraceKey, revokeSkipTraceKey, rotateSkipTraceKey, type SkipTraceKeyInfo } from './keys/skip-trace-keys.service.js';
 import { TRACE_STATUSES, type TracedPerson } from './providers/provider.js';
 import { runSkipTrace, type SkipTraceResponse } from './skip-trace.service.js';
-import { admitSkipTrace } from './skip-trace-limits.js';
+import { AppError } from '../graphql/errors.js';
+import { concurrencyMessage, takeInFlightSlot } from './skip-trace-limits.js';
 import { ADDRESS_FIELD_MAX_LENGTH as TEXT_MAX, ActorTypeEnum, PhoneTypeEnum, SkipTraceAddressInput } from './skip-trace.types.js';
 
 const SkipTraceStatusEnum = builder.enumType('SkipTraceStatus', { values: TRACE_STATUSES });
@@ -80,8 +81,16 @@ builder.mutationFields((t) => ({
           em: ctx.db.em,
           traces: ctx.services.traces,
           log: ctx.services.log,
-          // Calls through /graphql take the key's window point and in-flight slot here; the REST route took them already.
-          admit: ctx.skipTraceAdmitted ? undefined : () => admitSkipTrace(ctx.services.skipTraceLimits, ctx.principal),
+          client: ctx.client,
+          // Calls through /graphql take the key's in-flight slot here; the REST route took it before reading the body.
+          admit: ctx.skipTraceAdmitted
+            ? undefined
+            : () => {
+                const limits = ctx.services.skipTraceLimits;
+                const release = takeInFlightSlot(limits, ctx.principal.keyId, ctx.client.signal);
+                if (!release) throw new AppError('RATE_LIMITED', concurrencyMessage(limits.inFlight.max));
+                return release;
+              },
         },
         ctx.principal,
         args.input,

@@ -5,6 +5,7 @@ import type { Sql } from '../infra/database/sql.js';
 import { AppError } from '../graphql/errors.js';
 import { restErrorCode } from '../infra/http/api-error.js';
 import type { Logger } from 'pino';
+import type { ClientWatch } from '../infra/http/client-watch.js';
 import { creditLedger } from './credits/credit-ledger.js';
 import { UnresolvableAddressError, type TraceResult } from './providers/provider.js';
 import type { TraceCoordinator } from './trace-coordinator.js';
@@ -30,19 +31,34 @@ export async function recordAudit(sql: Sql, requestId: string, principal: Organi
   );
 }
 
+/** The caller went away before the trace was charged: nothing is charged, nothing is answered. */
+export class CallerGoneError extends AppError {
+  constructor() {
+    super('INTERNAL', 'The caller closed the connection before the trace completed.');
+  }
+}
+
 /**
  * One skip trace, in contract order: input (422), feature (403), credits (402), then the trace
  * (cache or provider, with the timeout), then the charge. The charge, its ledger row and the audit
  * row commit together, so a 200 always has exactly one charge and an error never has one.
+ *
+ * A charge needs a delivered response: a caller gone before the commit is not charged (the
+ * transaction checks last and rolls back), and one gone before its response was written in full
+ * has the charge reversed (creditLedger.reverseCharge).
  */
-export async function runSkipTrace(deps: { em: Em; traces: TraceCoordinator; log: Logger; admit?: () => Promise<() => void> }, principal: OrganizationPrincipal, input: SkipTraceInput): Promise<SkipTraceResponse> {
-  const { em, traces } = deps;
+export async function runSkipTrace(
+  deps: { em: Em; traces: TraceCoordinator; log: Logger; client: ClientWatch; admit?: () => () => void },
+  principal: OrganizationPrincipal,
+  input: SkipTraceInput,
+): Promise<SkipTraceResponse> {
+  const { em, traces, client } = deps;
   const requestId = randomUUID();
   const startedAt = performance.now();
   let cacheKey: string | null = null;
   let release: (() => void) | undefined;
   try {
-    release = await deps.admit?.();
+    release = deps.admit?.();
     const trace = validateTraceInput(input);
     cacheKey = trace.cacheKey;
     const [org] = await em.execute<{ skip_trace_enabled: boolean; skip_trace_credits: number }[]>(
@@ -63,11 +79,17 @@ export async function runSkipTrace(deps: { em: Em; traces: TraceCoordinator; log
     await em.transactional(async (tx) => {
       await creditLedger.charge(tx, principal.organizationId, requestId);
       await recordAudit(tx, requestId, principal, startedAt, { outcome: result.status, cacheKey, cacheHit, charged: true });
+      if (client.signal.aborted) throw new CallerGoneError();
+    });
+    client.onUndelivered(() => {
+      creditLedger
+        .reverseCharge(em.fork(), principal.organizationId, requestId, CALLER_GONE)
+        .catch((error) => deps.log.error({ err: error, requestId }, 'could not reverse the charge of an undelivered skip trace'));
     });
     return { id: requestId, status: result.status, persons: result.persons };
   } catch (error) {
     // Outcomes use the REST error vocabulary, whichever route the call came through.
-    const outcome = restErrorCode(error instanceof AppError ? error.code : 'INTERNAL');
+    const outcome = error instanceof CallerGoneError ? CALLER_GONE : restErrorCode(error instanceof AppError ? error.code : 'INTERNAL');
     await recordAudit(em.fork(), requestId, principal, startedAt, { outcome, cacheKey, cacheHit: false, charged: false }).catch((auditError) =>
       deps.log.error({ err: auditError, requestId }, 'could not record the skip trace audit row'),
     );
@@ -76,3 +98,6 @@ export async function runSkipTrace(deps: { em: Em; traces: TraceCoordinator; log
     release?.();
   }
 }
+
+/** The audit outcome of a call whose caller left before its response was delivered. */
+export const CALLER_GONE = 'client_closed';

@@ -74,9 +74,16 @@ describe('body shape (422 invalid_request)', () => {
   it('checks the body shape before the operationId', async () => {
     expectError(await service.call(readWrite.key, { operationId: 'nope', extra: true }), 422, 'invalid_request');
   });
-  it('reads the body as JSON whatever the Content-Type', async () => {
-    const result = await service.call(readWrite.key, JSON.stringify(list), { headers: { 'content-type': 'text/plain' } });
-    expect(result.status).toBe(200);
+  it('answers 415 unsupported_media_type to a body that is not application/json, after the credential and before the body', async () => {
+    for (const contentType of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'application/jsonx', '']) {
+      expectError(await service.call(readWrite.key, JSON.stringify(list), { headers: { 'content-type': contentType } }), 415, 'unsupported_media_type');
+    }
+    const noContentType = await service.request('/api/v1/call', { method: 'POST', headers: { authorization: `Bearer ${readWrite.key}` }, body: new Blob([JSON.stringify(list)]) });
+    expectError(noContentType, 415, 'unsupported_media_type');
+    expectError(await service.call(null, JSON.stringify(list), { headers: { 'content-type': 'text/plain' } }), 401, 'invalid_key');
+    for (const contentType of ['application/json', 'application/json; charset=utf-8', 'Application/JSON;charset=UTF-8']) {
+      expect((await service.call(readWrite.key, JSON.stringify(list), { headers: { 'content-type': contentType } })).status, contentType).toBe(200);
+    }
   });
 });
 

@@ -9,7 +9,9 @@ export type RestErrorCode =
   | 'unknown_operation'
   | 'not_found'
   | 'method_not_allowed'
+  | 'request_timeout'
   | 'payload_too_large'
+  | 'unsupported_media_type'
   | 'invalid_request'
   | 'rate_limited'
   | 'concurrency_limit'
@@ -25,8 +27,10 @@ const STATUS: Record<RestErrorCode, number> = {
   unknown_operation: 404,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
+  unsupported_media_type: 415,
   invalid_request: 422,
   rate_limited: 429,
   concurrency_limit: 429,

@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../../auth/principal.js';
+import type { Caller } from '../../auth/rate-windows.js';
 import type { Services } from '../../services.js';
-import type { WindowDecision, WindowLimiter } from '../rate-limit.js';
+import type { WindowDecision } from '../rate-limit.js';
 import { ApiError } from './api-error.js';
 
 declare module 'fastify' {
@@ -20,30 +21,57 @@ export function setRateLimitHeaders(reply: FastifyReply, decision: WindowDecisio
 }
 
 /**
- * The first checks of a REST route, in contract order: credential (401), then the rate window
- * (429). A request without a valid credential counts against its client IP's window, so key
- * guessing is slowed; one with a valid credential counts against its key's window.
+ * The caller of a request: `anonymous` without an Authorization header, `null` for a credential
+ * that is not valid, and `null` for a request with more than one Authorization header (a proxy
+ * and this service could disagree about which one counts). Credentials are never read from the URL.
  */
-export function credentialGuard(options: {
-  services: Services;
-  keyWindow: WindowLimiter;
-  ipWindow: WindowLimiter;
-  /** Which principals this route serves; any other credential is `invalid_key` here. */
-  accepts: (principal: Principal) => boolean;
-  keyOf: (principal: Principal) => string;
-}) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    const principal = await options.services.authenticator.authenticate(options.services.sql, request.headers.authorization);
-    if (!principal || !options.accepts(principal)) {
-      const decision = await options.ipWindow.consume(request.ip);
-      setRateLimitHeaders(reply, decision);
-      if (!decision.allowed) throw new ApiError('rate_limited', 'Too many requests without a valid key; retry later.');
-      throw new ApiError('invalid_key', principal && principal.type !== 'anonymous' ? 'This key cannot be used on this route.' : 'A valid API key is required (Authorization: Bearer <key>).');
-    }
-    // Known from here on, so that even a rate-limited call is attributed (e.g. in the skip trace audit).
-    request.principal = principal;
-    const decision = await options.keyWindow.consume(options.keyOf(principal));
+export function authenticateRequest(services: Services, request: FastifyRequest): Promise<Principal | null> {
+  const headers = request.raw.headersDistinct.authorization;
+  if (headers && headers.length > 1) return Promise.resolve(null);
+  return services.authenticator.authenticate(services.sql, headers?.[0]);
+}
+
+export interface Admission {
+  /** Who presented what: anonymous, a valid principal, or null for an invalid credential. */
+  principal: Principal | null;
+  /** The principal when it is one the route serves; otherwise null. */
+  caller: Caller | null;
+  decision: WindowDecision;
+}
+
+/** Any valid credential. */
+export const anyCaller = (principal: Principal): principal is Caller => principal.type !== 'anonymous';
+
+/**
+ * Credential, then rate window, for any route: a valid caller (one `accepts`) spends a point of
+ * its own window; anything else spends a point of its client IP's window. The caller decides
+ * how to answer; the rate-limit headers are set here.
+ */
+export async function admitRequest(services: Services, request: FastifyRequest, reply: FastifyReply, accepts: (principal: Principal) => principal is Caller): Promise<Admission> {
+  const principal = await authenticateRequest(services, request);
+  if (!principal || !accepts(principal)) {
+    const decision = await services.rateWindows.consumeForClient(request.ip);
     setRateLimitHeaders(reply, decision);
+    return { principal, caller: null, decision };
+  }
+  // Known from here on, so that even a rate-limited call is attributed (e.g. in the skip trace audit).
+  request.principal = principal;
+  const decision = await services.rateWindows.consumeFor(principal);
+  setRateLimitHeaders(reply, decision);
+  return { principal, caller: principal, decision };
+}
+
+/**
+ * The first checks of a REST route, in contract order: credential (401), then the rate window
+ * (429), as REST errors.
+ */
+export function credentialGuard(options: { services: Services; accepts: (principal: Principal) => principal is Caller }) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const { principal, caller, decision } = await admitRequest(options.services, request, reply, options.accepts);
+    if (!caller) {
+      if (!decision.allowed) throw new ApiError('rate_limited', 'Too many requests without a valid key; retry later.');
+      throw new ApiError('invalid_key', principal && anyCaller(principal) ? 'This key cannot be used on this route.' : 'A valid API key is required (Authorization: Bearer <key>).');
+    }
     if (!decision.allowed) throw new ApiError('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.retryAfter} s.`);
   };
 }

@@ -1,9 +1,18 @@
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { Services } from '../../services.js';
 import { ApiError } from './api-error.js';
+import { watchClient, type ClientWatch } from './client-watch.js';
 import { containsNul } from '../../common/nul.js';
 import { requestScope } from '../logger.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Whether the caller is still connected (see client-watch.ts). */
+    client: ClientWatch;
+  }
+}
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 /** `/graphql` carries internal tools' batch mutations (up to 1000 records), so it allows more. */
@@ -11,11 +20,38 @@ export const GRAPHQL_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
+/** How often Node checks connections for the header and body timeouts: their resolution. */
+const TIMEOUT_CHECK_INTERVAL_MS = 250;
+/** An idle keep-alive connection is closed after this long without a request. */
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** Set on a socket while it carries a request, so a timeout answered on the raw socket names it. */
+const kRequestId = Symbol('requestId');
+
+/** A REST body is JSON: `application/json`, with parameters such as `charset=utf-8` allowed. */
+const JSON_MEDIA_TYPE = /^application\/json[ \t]*(;|$)/i;
+
+/** The contract's error body written straight to a socket, for errors raised before any route runs. */
+function answerOnSocket(socket: Socket, apiError: ApiError, requestId: string) {
+  const body = JSON.stringify(apiError.toBody(requestId));
+  socket.end(
+    `HTTP/1.1 ${apiError.status} ${apiError.code}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** Sends an ApiError in the contract's shape, with its headers. */
+export function sendApiError(request: FastifyRequest, reply: FastifyReply, apiError: ApiError) {
+  request.errorCode = apiError.code;
+  for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
+  return reply.header('X-Request-Id', request.id).status(apiError.status).send(apiError.toBody(request.id));
+}
+
 /**
  * The HTTP host: Fastify with JSON logs, a request id on every response, and one error handler
  * that answers the contract's `{"error": {code, message}}` (never a stack, never a 500 for bad input).
  */
 export function createHttpServer(services: Services): FastifyInstance {
+  const bodyTimeoutMs = services.config.limits.requestBodyTimeoutMs;
   const app = Fastify({
     loggerInstance: services.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -26,31 +62,52 @@ export function createHttpServer(services: Services): FastifyInstance {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
+    // A request whose headers and body have not arrived within the body timeout is ended with 408
+    // (clientErrorHandler below), freeing whatever it held; so is a connection that never sends a
+    // request. Node checks this every TIMEOUT_CHECK_INTERVAL_MS.
+    requestTimeout: bodyTimeoutMs,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    http: { requestTimeout: bodyTimeoutMs, headersTimeout: bodyTimeoutMs, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
+    // URLs the router cannot decode, or whose segments are over-long, are no route of ours.
+    frameworkErrors: (error, request, reply) => {
+      const path = request.raw.url?.split('?')[0] ?? '';
+      return sendApiError(request, reply, new ApiError('not_found', `No route ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}.`));
+    },
     // Requests Node's HTTP parser refuses (bad bytes in a header, oversized request line or
-    // headers) still get the contract's error body.
+    // headers) or ends (the body timeout) still get the contract's error body.
     clientErrorHandler: (error, socket) => {
-      if (!socket.writable || (error as NodeJS.ErrnoException).code === 'ECONNRESET') return socket.destroy();
-      const tooLarge = (error as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW';
-      const requestId = randomUUID();
-      const apiError = tooLarge ? new ApiError('payload_too_large', 'The request line or headers are too large.') : new ApiError('invalid_request', 'The HTTP request is malformed.');
-      const body = JSON.stringify(apiError.toBody(requestId));
-      socket.end(
-        `HTTP/1.1 ${apiError.status} ${tooLarge ? 'Payload Too Large' : 'Unprocessable Entity'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
-      );
+      const code = (error as NodeJS.ErrnoException).code;
+      if (!socket.writable || code === 'ECONNRESET') return socket.destroy();
+      const requestId = (socket as Socket & { [kRequestId]?: string })[kRequestId] ?? randomUUID();
+      if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+        return answerOnSocket(socket, new ApiError('request_timeout', `The request did not arrive in full within ${bodyTimeoutMs} ms.`), requestId);
+      }
+      const tooLarge = code === 'HPE_HEADER_OVERFLOW';
+      answerOnSocket(socket, tooLarge ? new ApiError('payload_too_large', 'The request line or headers are too large.') : new ApiError('invalid_request', 'The HTTP request is malformed.'), requestId);
     },
   });
 
+  app.decorateRequest('client', null as unknown as ClientWatch);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
+    request.client = watchClient(reply.raw);
+    const socket = request.raw.socket as Socket & { [kRequestId]?: string };
+    socket[kRequestId] = request.id;
+    reply.raw.once('finish', () => {
+      if (socket[kRequestId] === request.id) delete socket[kRequestId];
+    });
     // Everything this request awaits from here on runs in its scope (see infra/logger.ts).
     requestScope.run({ requestId: request.id }, done);
   });
 
-  // REST bodies are parsed as JSON whatever the Content-Type, so a wrong header is a 422 like any other bad body.
+  // Bodies are JSON. The JSON parser reads the body (within the size limit: 413 comes first) and
+  // parses it; any other media type is read (413 first again) and refused with 415.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    if (!JSON_MEDIA_TYPE.test(request.headers['content-type'] ?? '')) {
+      return done(new ApiError('unsupported_media_type', 'Send the body as application/json.'), undefined);
+    }
+    const text = body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     let parsed: unknown;
     try {
@@ -72,14 +129,14 @@ export function createHttpServer(services: Services): FastifyInstance {
     let apiError: ApiError;
     if (error instanceof ApiError) apiError = error;
     else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') apiError = new ApiError('payload_too_large', 'The body is too large (64 KiB on the REST routes).');
+    // A Content-Type header the host cannot even read (empty, malformed) is no JSON either.
+    else if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') apiError = new ApiError('unsupported_media_type', 'Send the body as application/json.');
     else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) apiError = new ApiError('invalid_request', 'The request could not be read.');
     else {
       request.log.error({ err: error }, 'unexpected error');
       apiError = new ApiError('internal_error', 'Unexpected error; retry.');
     }
-    request.errorCode = apiError.code;
-    for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
-    return reply.status(apiError.status).send(apiError.toBody(request.id));
+    return sendApiError(request, reply, apiError);
   });
 
   return app;

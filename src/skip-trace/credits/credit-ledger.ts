@@ -44,4 +44,18 @@ export const creditLedger = {
       requestId,
     ]);
   },
+
+  /**
+   * Undoes the charge of a trace whose response never reached its caller: the charge row is
+   * removed, the credit returned and the audit row marked uncharged, in one transaction. Runs at
+   * most once per request id (only an existing charge row is reversed).
+   */
+  async reverseCharge(em: Em, organizationId: string, requestId: string, outcome: string): Promise<void> {
+    await em.transactional(async (tx) => {
+      const removed = await tx.execute<{ id: string }[]>(`delete from skip_trace_credit_ledger where request_id = ? and kind = 'charge' returning id`, [requestId]);
+      if (removed.length === 0) return;
+      await tx.execute(`update organizations set skip_trace_credits = skip_trace_credits + 1 where id = ?`, [organizationId], 'run');
+      await tx.execute(`update skip_trace_requests set charged = false, outcome = ? where id = ?`, [outcome, requestId], 'run');
+    });
+  },
 };

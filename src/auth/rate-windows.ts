@@ -1,0 +1,37 @@
+import type { Redis } from 'ioredis';
+import type { Config } from '../infra/config.js';
+import { createWindowLimiter, type WindowDecision } from '../infra/rate-limit.js';
+import type { Principal } from './principal.js';
+
+export type Caller = Exclude<Principal, { type: 'anonymous' }>;
+
+/**
+ * The per-minute windows requests count against, one point per request, whatever the route:
+ * a gateway key's requests (on /api/v1/call and /graphql alike) share its gateway window, a skip
+ * trace key's share its skip trace window, the platform token has one of its own, and requests
+ * without a valid credential count per client IP, which slows key guessing.
+ */
+export interface RateWindows {
+  consumeFor(caller: Caller): Promise<WindowDecision>;
+  consumeForClient(ip: string): Promise<WindowDecision>;
+}
+
+export function createRateWindows(limits: Config['limits'], redis: Redis | null): RateWindows {
+  const gateway = createWindowLimiter({ name: 'gateway', limit: limits.gatewayPerMinute, redis });
+  const skipTrace = createWindowLimiter({ name: 'skiptrace', limit: limits.skipTracePerMinute, redis });
+  const platform = createWindowLimiter({ name: 'platform', limit: limits.platformPerMinute, redis });
+  const clients = createWindowLimiter({ name: 'auth-failures', limit: limits.authFailuresPerMinute, redis });
+  return {
+    consumeFor(caller) {
+      switch (caller.type) {
+        case 'user':
+          return gateway.consume(`gateway:${caller.keyId}`);
+        case 'organization':
+          return skipTrace.consume(`skiptrace:${caller.keyId}`);
+        case 'platform':
+          return platform.consume('platform');
+      }
+    },
+    consumeForClient: (ip) => clients.consume(ip),
+  };
+}

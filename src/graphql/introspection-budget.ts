@@ -1,0 +1,140 @@
+import {
+  getArgumentValues,
+  getNamedType,
+  getOperationAST,
+  GraphQLError,
+  Kind,
+  SchemaMetaFieldDef,
+  TypeMetaFieldDef,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLObjectType,
+  type GraphQLResolveInfo,
+  type GraphQLSchema,
+  type SelectionSetNode,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+/**
+ * Values (fields and list items) one operation's introspection may return. The depth and cost
+ * limits cannot see the size of an introspection result: the fields are few, but the lists they
+ * walk (every type, its fields, their arguments) multiply, and fragments repeat whole subtrees.
+ * Five aliased `__schema { types { … } }` with nested fragments, about 900 bytes of document,
+ * once produced a result large enough to exhaust the heap.
+ *
+ * So an operation's introspection is counted before it runs, by walking its selections over the
+ * schema's own introspection data (in memory, so the walk is cheap) and stopping at the budget.
+ * GraphiQL's full introspection query returns about 3,200 values from this schema (see the
+ * hardening tests); 10,000 leaves it room as the schema grows, and refuses the attack shapes,
+ * which need many times more.
+ */
+export const MAX_INTROSPECTION_VALUES = 10_000;
+
+interface Walk {
+  schema: GraphQLSchema;
+  fragments: Record<string, FragmentDefinitionNode>;
+  variables: Record<string, unknown>;
+  count: number;
+}
+
+/** The counted size of an operation's introspection, stopping once past `budget`. */
+export function introspectionSize(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown>, budget: number): number {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return 0;
+  const walk: Walk = { schema, fragments: fragmentsOf(document), variables, count: 0 };
+  for (const field of rootFields(operation.selectionSet, walk.fragments, new Set())) {
+    const meta = field.name.value === '__schema' ? SchemaMetaFieldDef : TypeMetaFieldDef;
+    countField(walk, meta as GraphQLField<unknown, unknown>, field, undefined, budget);
+    if (walk.count > budget) break;
+  }
+  return walk.count;
+}
+
+/** The operation's root `__schema` and `__type` fields, through fragments at the root. */
+function* rootFields(selectionSet: SelectionSetNode, fragments: Walk['fragments'], seen: Set<string>): Generator<FieldNode> {
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) {
+      if (selection.name.value === '__schema' || selection.name.value === '__type') yield selection;
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      yield* rootFields(selection.selectionSet, fragments, seen);
+    } else if (!seen.has(selection.name.value) && fragments[selection.name.value]) {
+      seen.add(selection.name.value);
+      yield* rootFields(fragments[selection.name.value].selectionSet, fragments, seen);
+    }
+  }
+}
+
+/**
+ * One field: resolved the way graphql-js would (introspection resolvers are synchronous and
+ * read only the schema), then its value counted, each list item once, and its selections walked.
+ * Fields that share a response key are counted each time: an over-estimate, never an under-one.
+ */
+function countField(walk: Walk, field: GraphQLField<unknown, unknown>, node: FieldNode, source: unknown, budget: number) {
+  walk.count++;
+  const args = getArgumentValues(field, node, walk.variables);
+  const value = field.resolve ? field.resolve(source, args, undefined, { schema: walk.schema } as GraphQLResolveInfo) : (source as Record<string, unknown>)[field.name];
+  if (value === null || value === undefined || !node.selectionSet) return;
+  const type = getNamedType(field.type) as GraphQLObjectType;
+  for (const item of Array.isArray(value) ? value : [value]) {
+    if (Array.isArray(value)) walk.count++;
+    countSelections(walk, node.selectionSet, type, item, budget);
+    if (walk.count > budget) return;
+  }
+}
+
+function countSelections(walk: Walk, selectionSet: SelectionSetNode, type: GraphQLObjectType, source: unknown, budget: number) {
+  for (const selection of selectionSet.selections) {
+    if (walk.count > budget) return;
+    if (selection.kind === Kind.FIELD) {
+      const field = type.getFields()[selection.name.value];
+      if (field) countField(walk, field, selection, source, budget);
+      else walk.count++; // __typename
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      countSelections(walk, selection.selectionSet, type, source, budget);
+    } else {
+      const fragment = walk.fragments[selection.name.value];
+      if (fragment) countSelections(walk, fragment.selectionSet, type, source, budget);
+    }
+  }
+}
+
+/** Documents with an operation that introspects: most never do, and skip the walk. */
+const introspects = new WeakMap<DocumentNode, boolean>();
+
+function hasIntrospection(document: DocumentNode): boolean {
+  let known = introspects.get(document);
+  if (known === undefined) {
+    const fragments = fragmentsOf(document);
+    known = document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && !rootFields(definition.selectionSet, fragments, new Set()).next().done);
+    introspects.set(document, known);
+  }
+  return known;
+}
+
+function fragmentsOf(document: DocumentNode): Walk['fragments'] {
+  const fragments: Walk['fragments'] = {};
+  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
+  return fragments;
+}
+
+/** Refuses, before execution, an operation whose introspection would return more than the budget. */
+export function useIntrospectionBudget(refusal: (message: string) => GraphQLError, budget = MAX_INTROSPECTION_VALUES): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      if (!hasIntrospection(args.document)) return;
+      let size: number;
+      try {
+        size = introspectionSize(args.schema, args.document, args.operationName, (args.variableValues ?? {}) as Record<string, unknown>, budget);
+      } catch {
+        return; // arguments that do not coerce: execution reports them
+      }
+      if (size > budget) {
+        setResultAndStopExecution({
+          errors: [refusal(`The introspection asks for more than ${budget} values; request the schema once (GET /schema.graphql or one __schema query) rather than repeating it.`)],
+        });
+      }
+    },
+  };
+}

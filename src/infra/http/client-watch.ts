@@ -1,0 +1,48 @@
+import type { ServerResponse } from 'node:http';
+
+/**
+ * Whether the caller is still there to receive the response. `signal` aborts when the connection
+ * closes before the response was fully written (the caller went away, or a timeout ended the
+ * request); `onUndelivered` runs its callback then, or at once if that has already happened.
+ * Work that must not outlive its caller (an in-flight slot) listens to `signal`; work that must
+ * not stand without a delivered response (a charge) registers an `onUndelivered` reversal.
+ */
+export interface ClientWatch {
+  readonly signal: AbortSignal;
+  onUndelivered(callback: () => void): void;
+  /** Runs the callback once the response is over, delivered or not (at once if it already is). */
+  onDone(callback: () => void): void;
+}
+
+export function watchClient(response: ServerResponse): ClientWatch {
+  const controller = new AbortController();
+  const pending: Array<() => void> = [];
+  const done: Array<() => void> = [];
+  let over = false;
+  const onClose = () => {
+    over = true;
+    for (const callback of done.splice(0)) callback();
+    // 'close' also follows a response written in full: that one was delivered.
+    if (response.writableFinished) {
+      pending.length = 0;
+      return;
+    }
+    controller.abort();
+    for (const callback of pending.splice(0)) callback();
+  };
+  // A connection that closed before this watch began (the caller left while we authenticated)
+  // fires no further 'close' event.
+  if (response.closed) onClose();
+  else response.once('close', onClose);
+  return {
+    signal: controller.signal,
+    onUndelivered(callback) {
+      if (controller.signal.aborted) callback();
+      else if (!response.writableFinished) pending.push(callback);
+    },
+    onDone(callback) {
+      if (over) callback();
+      else done.push(callback);
+    },
+  };
+}
