@@ -51,7 +51,7 @@ export async function buildApp(config: Config, log: pino.Logger = createLogger(c
     sql: database.sql,
     redis,
     authenticator: createAuthenticator({ internalApiToken: config.internalApiToken }),
-    rateWindows: createRateWindows(config.limits, redis),
+    rateWindows: createRateWindows(config.limits, config.internalApiToken, redis),
     traces: createTraceCoordinator({
       orm: database.orm,
       sql: database.sql,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Config } from '../infra/config.js';
 import { createWindowLimiter, type WindowDecision } from '../infra/rate-limit.js';
@@ -16,7 +17,9 @@ export interface RateWindows {
   consumeForClient(ip: string): Promise<WindowDecision>;
 }
 
-export function createRateWindows(limits: Config['limits'], redis: Redis | null): RateWindows {
+export function createRateWindows(limits: Config['limits'], internalApiToken: string | undefined, redis: Redis | null): RateWindows {
+  // The platform window is the token's: a new token starts a new window (never the token itself in Redis).
+  const platformKey = `platform:${createHash('sha256').update(internalApiToken ?? '').digest('hex').slice(0, 16)}`;
   const gateway = createWindowLimiter({ name: 'gateway', limit: limits.gatewayPerMinute, redis });
   const skipTrace = createWindowLimiter({ name: 'skiptrace', limit: limits.skipTracePerMinute, redis });
   const platform = createWindowLimiter({ name: 'platform', limit: limits.platformPerMinute, redis });
@@ -29,7 +32,7 @@ export function createRateWindows(limits: Config['limits'], redis: Redis | null)
         case 'organization':
           return skipTrace.consume(`skiptrace:${caller.keyId}`);
         case 'platform':
-          return platform.consume('platform');
+          return platform.consume(platformKey);
       }
     },
     consumeForClient: (ip) => clients.consume(ip),

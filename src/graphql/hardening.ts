@@ -65,7 +65,7 @@ export const MAX_TOKENS = 2000;
  */
 export const BATCHING_ENABLED = false;
 
-export const refusal = (message: string, code: ErrorCode = 'BAD_USER_INPUT') =>
+const refusal = (message: string, code: ErrorCode = 'BAD_USER_INPUT') =>
   new GraphQLError(message, { extensions: { code, http: { spec: true, status: 400 } } });
 
 /** graphql-armor phrases refusals as `Syntax Error: … found N.`; we keep only the number found. */

@@ -7,7 +7,7 @@ import { createContext, type Context, type RequestContext } from './context.js';
 import { AppError } from './errors.js';
 import { schema } from './schema.js';
 import { persistedDocuments } from '../gateway/persisted-documents.js';
-import { BATCHING_ENABLED, refusal, useGraphqlHardening } from './hardening.js';
+import { BATCHING_ENABLED, useGraphqlHardening } from './hardening.js';
 import { useIntrospectionBudget } from './introspection-budget.js';
 
 export type Yoga = YogaServerInstance<RequestContext, Context>;
@@ -114,7 +114,8 @@ export function createYogaServer(services: Services): Yoga {
       // see hardening.ts. They run at parse and validate time, so the REST routes' pre-validated
       // documents never meet them.
       ...useGraphqlHardening(),
-      useIntrospectionBudget(refusal),
+      // A 400 whatever the Accept header: the request is refused, not a result with errors.
+      useIntrospectionBudget((message) => new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } })),
       // Internal tools may send any operation, or a `documentId` of the gateway's persisted documents.
       usePersistedOperations({
         allowArbitraryOperations: true,

@@ -77,7 +77,9 @@ export function createHttpServer(services: Services): FastifyInstance {
     // headers) or ends (the body timeout) still get the contract's error body.
     clientErrorHandler: (error, socket) => {
       const code = (error as NodeJS.ErrnoException).code;
-      if (!socket.writable || code === 'ECONNRESET') return socket.destroy();
+      // A response already under way (a 429 answered before its body arrived) cannot get another.
+      const answered = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+      if (!socket.writable || code === 'ECONNRESET' || answered) return socket.destroy();
       const requestId = (socket as Socket & { [kRequestId]?: string })[kRequestId] ?? randomUUID();
       if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
         return answerOnSocket(socket, new ApiError('request_timeout', `The request did not arrive in full within ${bodyTimeoutMs} ms.`), requestId);

@@ -1,0 +1,152 @@
+/**
+ * An attacker with ordinary keys against the bundle run exactly as `npm start` runs it (heap caps
+ * included): documents built to exhaust memory, many distinct documents, and bodies that never
+ * finish. Each attack must get a 4xx while the same process goes on serving everyone else.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { getIntrospectionQuery } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { graphql, json, pool, requireRealBackends, spawnService, type ServiceProcess } from './spawn-service.js';
+import { aliasedIntrospection, distinctFeedDocument } from '../support/attack-documents.js';
+
+const { databaseUrl, redisUrl } = requireRealBackends();
+const BODY_TIMEOUT_MS = 1500;
+const MAX_IN_FLIGHT = 3;
+let service: ServiceProcess;
+let readKey: string;
+let skipTraceKey: string;
+
+const rssMiB = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${service.child.pid}/status`, 'utf8'))![1]) / 1024;
+const counts = () => json(`${service.url}/api/v1/call`, { bearer: readKey, body: JSON.stringify({ operationId: 'getNotificationCounts' }) });
+const ADDRESS = { line1: '77 Sunset Strip', city: 'Austin', state: 'TX', zip: '78701' };
+
+/** Median latency of `n` sequential gateway calls, all of which must succeed. */
+async function gatewayLatencyMs(n = 20): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    expect((await counts()).status).toBe(200);
+    times.push(performance.now() - started);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(n / 2)];
+}
+
+beforeAll(async () => {
+  service = await spawnService({
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    REQUEST_BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
+    SKIPTRACE_MAX_IN_FLIGHT: String(MAX_IN_FLIGHT),
+    GATEWAY_RATE_LIMIT_PER_MIN: '100000',
+    SKIPTRACE_RATE_LIMIT_PER_MIN: '100000',
+    AUTH_FAILURE_LIMIT_PER_MIN: '100000',
+  });
+  const org = (await graphql(service, `mutation($n: String!) { createOrganization(name: $n) { id } }`, { n: `Adversary ${randomUUID()}` })).body.data.createOrganization.id;
+  const user = (await graphql(service, `mutation($o: ID!, $e: String!) { createUser(organizationId: $o, email: $e) { id } }`, { o: org, e: `${randomUUID()}@example.com` })).body.data.createUser.id;
+  readKey = (await graphql(service, `mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { secret } }`, { u: user })).body.data.createApiKey.secret;
+  skipTraceKey = (await graphql(service, `mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: org })).body.data.generateSkipTraceKey.secret;
+  await graphql(service, `mutation($o: ID!, $r: String!) { addSkipTraceCredits(organizationId: $o, amount: 100, reference: $r) { id } }`, { o: org, r: randomUUID() });
+  const imported = await graphql(service, `mutation($i: [PropertyRecordInput!]!) { importPropertyRecords(input: $i) { imported } }`, {
+    i: [{ address: ADDRESS, owners: [{ type: 'person', firstName: 'Ada', lastName: 'Stone' }] }],
+  });
+  expect(imported.body.data.importPropertyRecords.imported).toBe(1);
+}, 120_000);
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+describe('a READ-only key cannot exhaust the heap through /graphql', () => {
+  it('refuses aliased introspection with fragment fan-out with a 4xx, and the process keeps its usual speed', async () => {
+    const before = await gatewayLatencyMs();
+    for (const aliases of [5, 15]) {
+      const results = await pool(20, 4, () => json(`${service.url}/graphql`, { bearer: readKey, body: JSON.stringify({ query: aliasedIntrospection(aliases) }) }));
+      for (const result of results) {
+        expect(result.status, JSON.stringify(result.body).slice(0, 300)).toBe(400);
+        expect(result.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+      }
+    }
+    expect(service.child.exitCode).toBeNull();
+    // GraphiQL's own introspection still works, for the same key.
+    const introspection = await json(`${service.url}/graphql`, { bearer: readKey, body: JSON.stringify({ query: getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true }) }) });
+    expect(introspection.status).toBe(200);
+    expect(introspection.body.data.__schema.types.length).toBeGreaterThan(20);
+    const after = await gatewayLatencyMs();
+    console.log(`gateway median latency before the attack ${before.toFixed(1)} ms, after ${after.toFixed(1)} ms; RSS ${rssMiB().toFixed(0)} MiB`);
+    expect(after).toBeLessThan(Math.max(3 * before, before + 25));
+  });
+
+  it('keeps RSS bounded under many distinct, individually legal documents', async () => {
+    const baseline = rssMiB();
+    const DOCUMENTS = 400;
+    const results = await pool(DOCUMENTS, 4, (i) => json(`${service.url}/graphql`, { bearer: readKey, body: JSON.stringify({ query: distinctFeedDocument(i) }) }));
+    expect(results.filter((r) => r.status !== 200)).toEqual([]);
+    const grown = rssMiB() - baseline;
+    console.log(`${DOCUMENTS} distinct 15-alias documents: RSS ${baseline.toFixed(0)} → ${rssMiB().toFixed(0)} MiB`);
+    // Each compiled document once kept ~1.7 MB alive: 400 of them would be ~680 MB and a dead process.
+    expect(grown).toBeLessThan(96);
+    expect(service.child.exitCode).toBeNull();
+    expect((await counts()).status).toBe(200);
+  });
+});
+
+/** Opens a raw connection and sends `head`; resolves with everything the server wrote until it closed. */
+function rawConnection(head: string): { socket: Socket; response: Promise<{ text: string; closedAfterMs: number }> } {
+  const started = performance.now();
+  const socket = connect(Number(new URL(service.url).port), '127.0.0.1');
+  socket.write(head);
+  const response = new Promise<{ text: string; closedAfterMs: number }>((resolve) => {
+    let text = '';
+    socket.on('data', (chunk) => (text += String(chunk)));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve({ text, closedAfterMs: performance.now() - started }));
+  });
+  return { socket, response };
+}
+
+describe('bodies that never finish, and idle connections', () => {
+  it(`ends a trickled body with 408 request_timeout after REQUEST_BODY_TIMEOUT_MS, freeing the in-flight slots it held`, async () => {
+    const body = JSON.stringify({ address: ADDRESS });
+    const head = `POST /api/v1/skiptrace HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${skipTraceKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+    // More tricklers than the key has slots: one byte every 300 ms, for ever.
+    const tricklers = Array.from({ length: MAX_IN_FLIGHT + 2 }, () => rawConnection(head));
+    const timers = tricklers.map(({ socket }) => {
+      let sent = 0;
+      return setInterval(() => socket.writable && socket.write(body[sent++ % body.length]), 300);
+    });
+    try {
+      // While they hold the slots, the key is at its limit.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const refused = await json(`${service.url}/api/v1/skiptrace`, { bearer: skipTraceKey, body });
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.code).toBe('concurrency_limit');
+      expect(refused.headers.get('retry-after')).toBe('1');
+
+      const responses = await Promise.all(tricklers.map((t) => t.response));
+      for (const { text, closedAfterMs } of responses) {
+        const slotHolder = /^HTTP\/1\.1 408/.test(text);
+        const refusedAtOnce = /^HTTP\/1\.1 429/.test(text);
+        expect(slotHolder || refusedAtOnce, text.slice(0, 200)).toBe(true);
+        if (slotHolder) {
+          expect(text).toMatch(/"code":"request_timeout"/);
+          expect(text).toMatch(/X-Request-Id: \S+/i);
+          expect(closedAfterMs).toBeLessThan(BODY_TIMEOUT_MS + 1500);
+        }
+      }
+    } finally {
+      timers.forEach(clearInterval);
+    }
+    // The slots came back: the key traces again.
+    const trace = await json(`${service.url}/api/v1/skiptrace`, { bearer: skipTraceKey, body: JSON.stringify({ address: ADDRESS }) });
+    expect(trace.status).toBe(200);
+  });
+
+  it('closes connections that never send a request, so they cannot pile up', async () => {
+    const idle = Array.from({ length: 50 }, () => rawConnection(''));
+    const closed = await Promise.all(idle.map((c) => c.response));
+    for (const { closedAfterMs } of closed) expect(closedAfterMs).toBeLessThan(BODY_TIMEOUT_MS + 1500);
+    expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
+  });
+});
