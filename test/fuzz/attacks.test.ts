@@ -1,0 +1,193 @@
+/**
+ * Property-based fuzzing of the shapes that found the hardening issue's attacks (fast-check, over
+ * real HTTP): aliased introspection with fragment fan-out, many distinct documents, and skip trace
+ * requests aborted or trickled at random moments. Whatever comes in, nothing is a 5xx, the process
+ * keeps answering, no key stays locked out, and every charge belongs to a delivered 200.
+ *
+ * `FUZZ_SCALE=10 npx vitest run test/fuzz` multiplies every run count.
+ */
+import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startService, type Provisioned, type TestService } from '../support/harness.js';
+
+const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
+const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
+const TIMEOUT = 120_000 * Math.max(1, SCALE);
+const LIMITS = { interruptAfterTimeLimit: 60_000 * Math.max(1, SCALE), markInterruptAsFailure: true };
+const MAX_IN_FLIGHT = 4;
+const ADDRESS = { line1: '9 Fuzz Court', city: 'Austin', state: 'TX', zip: '78701' };
+
+let service: TestService;
+let reader: Provisioned;
+let organizationId: string;
+let skipTraceKey: string;
+
+beforeAll(async () => {
+  service = await startService({ GATEWAY_RATE_LIMIT_PER_MIN: '1000000', SKIPTRACE_RATE_LIMIT_PER_MIN: '1000000', SKIPTRACE_MAX_IN_FLIGHT: String(MAX_IN_FLIGHT) });
+  reader = await service.provision({ scopes: ['READ'] });
+  organizationId = (await service.graphql(`mutation($n: String!) { createOrganization(name: $n) { id } }`, { n: `Fuzz ${randomUUID()}` })).body.data.createOrganization.id;
+  await service.graphql(`mutation($o: ID!) { addSkipTraceCredits(organizationId: $o, amount: 100000, reference: "fuzz") { id } }`, { o: organizationId });
+  skipTraceKey = (await service.graphql(`mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: organizationId })).body.data.generateSkipTraceKey.secret;
+  await service.graphql(`mutation($i: [PropertyRecordInput!]!) { importPropertyRecords(input: $i) { imported } }`, {
+    i: [{ address: ADDRESS, owners: [{ type: 'person', firstName: 'Ann', lastName: 'Lee' }] }],
+  });
+});
+afterAll(() => service?.close());
+
+const postGraphql = (query: string) =>
+  service.request('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${reader.key}` }, body: JSON.stringify({ query }) });
+
+async function expectServing() {
+  expect((await service.call(reader.key, { operationId: 'getNotificationCounts' })).status).toBe(200);
+}
+
+// ---------------------------------------------------------------------------
+// Introspection documents: a root of aliased __schema/__type selections over a chain of fragments,
+// each fragment repeating the next one in several introspection positions.
+
+/** Positions on __Type where a __Type-valued selection can hold the next fragment. */
+const POSITIONS = [
+  (next: string) => `ofType { ...${next} }`,
+  (next: string) => `fields(includeDeprecated: true) { name type { ...${next} ofType { ...${next} } } }`,
+  (next: string) => `fields { args { name type { ...${next} } } }`,
+  (next: string) => `inputFields { name type { ...${next} } }`,
+  (next: string) => `interfaces { ...${next} }`,
+  (next: string) => `possibleTypes { ...${next} }`,
+];
+
+const introspectionDocument = fc
+  .record({
+    aliases: fc.integer({ min: 1, max: 15 }),
+    root: fc.constantFrom('schema', 'type'),
+    fragments: fc.array(fc.array(fc.integer({ min: 0, max: POSITIONS.length - 1 }), { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 6 }),
+  })
+  .map(({ aliases, root, fragments }) => {
+    const selection = root === 'schema' ? '__schema { types { ...F0 } }' : '__type(name: "Query") { ...F0 }';
+    const definitions = fragments.map((positions, i) => {
+      const next = i + 1 < fragments.length ? `F${i + 1}` : null;
+      const body = next ? positions.map((p) => POSITIONS[p](next)).join(' ') : '';
+      return `fragment F${i} on __Type { name kind description enumValues { name } ${body} }`;
+    });
+    return `{ ${Array.from({ length: aliases }, (_, a) => `a${a}: ${selection}`).join(' ')} } ${definitions.join(' ')}`;
+  });
+
+/** Many distinct, individually legal feed documents. */
+const feedDocument = fc
+  .record({
+    aliases: fc.integer({ min: 1, max: 15 }),
+    limit: fc.integer({ min: 1, max: 50 }),
+    fields: fc.subarray(['id', 'notificationType', 'isSeen', 'title', 'body', 'createdAt', 'seenAt', 'contactId', 'dealId', 'noteId', 'taskId'], { minLength: 1 }),
+    name: fc.uuid().map((u) => u.replace(/-/g, '')),
+  })
+  .map(({ aliases, limit, fields, name }) => `query Q${name} { ${Array.from({ length: aliases }, (_, a) => `p${a}: notifications(limit: ${limit}) { total notifications { ${fields.join(' ')} } }`).join(' ')} }`);
+
+describe('attack shapes under fuzzing', () => {
+  it(
+    `aliased introspection with fragment fan-out (${runs(60)} documents): 200 within the budget, 400 past it, never more`,
+    async () => {
+      const statuses: Record<number, number> = {};
+      await fc.assert(
+        fc.asyncProperty(introspectionDocument, async (query) => {
+          const result = await postGraphql(query);
+          statuses[result.status] = (statuses[result.status] ?? 0) + 1;
+          const where = `${query.slice(0, 400)} → ${result.status} ${result.text.slice(0, 200)}`;
+          expect([200, 400], where).toContain(result.status);
+          if (result.status === 400) expect(result.body.errors[0].extensions.code, where).toBe('BAD_USER_INPUT');
+          // Whatever passes the budget stays small.
+          expect(result.text.length, where).toBeLessThan(2 * 1024 * 1024);
+        }),
+        { ...LIMITS, numRuns: runs(60) },
+      );
+      console.info(`introspection fuzz: by status ${JSON.stringify(statuses)}`);
+      await expectServing();
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `many distinct legal documents (${runs(40) * 10} documents) are all served`,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(feedDocument, { minLength: 10, maxLength: 10 }), async (queries) => {
+          const results = await Promise.all(queries.map(postGraphql));
+          for (const result of results) expect(result.status, result.text.slice(0, 200)).toBe(200);
+        }),
+        { ...LIMITS, numRuns: runs(40) },
+      );
+      await expectServing();
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `skip trace requests aborted or trickled at random moments (${runs(25)} batches of 8): no locked key, a charge only per delivered 200`,
+    async () => {
+      const body = JSON.stringify({ address: ADDRESS });
+      const port = Number(new URL(service.baseUrl).port);
+      let delivered = 0;
+      // Requests sent in full and then dropped: the server may have written the whole 200 before the
+      // drop (delivered, so charged) or not (reversed); the client cannot tell which.
+      let ambiguous = 0;
+      const [{ credits: before }] = await service.sql<{ credits: number }>(`select skip_trace_credits as credits from organizations where id = ?`, [organizationId]);
+      const plan = fc.record({
+        // How much of the request is sent before the client goes away (the whole of it, or part).
+        sent: fc.oneof(fc.constant(Infinity), fc.integer({ min: 0, max: body.length + 200 })),
+        closeAfterMs: fc.integer({ min: 0, max: 15 }),
+        waitForAnswer: fc.boolean(),
+      });
+      await fc.assert(
+        fc.asyncProperty(fc.array(plan, { minLength: 8, maxLength: 8 }), async (plans) => {
+          const outcomes = await Promise.all(
+            plans.map(
+              (p) =>
+                new Promise<string>((resolve) => {
+                  const request = `POST /api/v1/skiptrace HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${skipTraceKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+                  let text = '';
+                  const socket = connect(port, '127.0.0.1', () => {
+                    socket.write(request.slice(0, p.sent));
+                    if (!(p.waitForAnswer && p.sent === Infinity)) setTimeout(() => socket.destroy(), p.closeAfterMs);
+                  });
+                  socket.on('data', (chunk) => {
+                    text += String(chunk);
+                    if (p.waitForAnswer && /\r\n\r\n[\s\S]*\}$/.test(text)) socket.destroy();
+                  });
+                  socket.on('error', () => undefined);
+                  socket.on('close', () => resolve(text));
+                }),
+            ),
+          );
+          // A 200 the client read in full was delivered; anything else must not stay charged.
+          const read = outcomes.map((text) => /^HTTP\/1\.1 200/.test(text) && /"status":"records_found"/.test(text));
+          delivered += read.filter(Boolean).length;
+          ambiguous += plans.filter((p, i) => !read[i] && p.sent === Infinity).length;
+          // No slot leaked: the key answers at once.
+          await expect.poll(async () => (await service.request('/api/v1/skiptrace', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${skipTraceKey}` }, body })).status, { timeout: 5000 }).toBe(200);
+          delivered++;
+        }),
+        { ...LIMITS, numRuns: runs(25) },
+      );
+      // Charges of undelivered responses are reversed shortly after their connections close.
+      const ledger = async () => {
+        const [row] = await service.sql<{ credits: number; charges: number; charged: number }>(
+          `select o.skip_trace_credits as credits,
+                  (select count(*)::int from skip_trace_credit_ledger l where l.organization_id = o.id and l.kind = 'charge') as charges,
+                  (select count(*)::int from skip_trace_requests r where r.organization_id = o.id and r.charged) as charged
+             from organizations o where o.id = ?`,
+          [organizationId],
+        );
+        return row;
+      };
+      // Settled: the balance, the ledger and the audit agree, every trace read in full is charged,
+      // and nothing else is, beyond the requests whose delivery the client cannot know.
+      await expect.poll(async () => {
+        const { credits, charges, charged } = await ledger();
+        return credits === before - charges && charged === charges && charges >= delivered && charges <= delivered + ambiguous;
+      }, { timeout: 10_000 }).toBe(true);
+      const { charges } = await ledger();
+      console.info(`abort fuzz: ${delivered} traces read in full, ${ambiguous} dropped after sending in full, ${charges} charged`);
+    },
+    TIMEOUT,
+  );
+});
