@@ -196,7 +196,7 @@ async function main(): Promise<number> {
     }
   } catch (error) {
     bar.stop(); // before the message; stopping again below does nothing
-    console.error(`Import failed: only the ${imported} records committed before the failure were imported.`);
+    console.error(`Import failed; ${imported} records were committed before the failure and stay imported.`);
     throw error;
   } finally {
     bar.stop();
