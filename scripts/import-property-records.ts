@@ -11,14 +11,16 @@
  * Invalid records are reported with their line numbers and skipped; the rest are imported.
  * Exit code: 0 all imported, 2 some records rejected, 1 failure.
  *
- * Uses DATABASE_URL, or the embedded database under DATA_DIR. Never run it against an embedded
- * data dir that a running server has open: PGlite is single-process and the files can corrupt.
+ * Uses DATABASE_URL, or the embedded database under DATA_DIR. An embedded data dir belongs to one
+ * process: if a server (or another import) has it open, the import refuses before writing anything
+ * (exit 1). The summary counts only records whose batch was committed.
  */
 import cliProgress from 'cli-progress';
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/infra/config.js';
+import { DataDirInUseError } from '../src/infra/database/data-dir-lock.js';
 import { openDatabase } from '../src/infra/database/orm.js';
 import { normalizeEntityName, standardizeAddress, traceCacheKey } from '../src/skip-trace/address/index.js';
 import {
@@ -171,13 +173,8 @@ async function main(): Promise<number> {
   const { records, rejected } = format === 'csv' ? { records: csvRecords(text), rejected: [] as string[] } : jsonlRecords(text);
 
   const config = loadConfig();
-  if (config.database.kind === 'embedded') {
-    const { dataDir } = config.database;
-    console.error(
-      dataDir.startsWith('memory://')
-        ? 'warning: DATA_DIR is memory://, so the import is discarded when this process exits.'
-        : `warning: importing into the embedded database at ${dataDir}. Stop any server using it first: PGlite is single-process.`,
-    );
+  if (config.database.kind === 'embedded' && config.database.dataDir.startsWith('memory://')) {
+    console.error('warning: DATA_DIR is memory://, so the import is discarded when this process exits.');
   }
   const db = await openDatabase(config.database);
   const bar = new cliProgress.SingleBar({ stream: process.stderr, format: 'importing [{bar}] {value}/{total} records | {eta_formatted} left' }, cliProgress.Presets.shades_classic);
@@ -197,6 +194,10 @@ async function main(): Promise<number> {
       imported += (await importPropertyRecords(db.orm.em.fork(), valid)).imported;
       bar.update(start + batch.length);
     }
+  } catch (error) {
+    bar.stop(); // before the message; stopping again below does nothing
+    console.error(`Import failed; ${imported} records were committed before the failure and stay imported.`);
+    throw error;
   } finally {
     bar.stop();
     await db.close();
@@ -212,7 +213,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(error instanceof UsageError ? error.message : error);
+    console.error(error instanceof UsageError || error instanceof DataDirInUseError ? error.message : error);
     process.exit(1);
   },
 );

@@ -1,6 +1,7 @@
 import { createLogger } from './infra/logger.js';
 import { ConfigError, loadConfig } from './infra/config.js';
 import { startEmbeddedEngine } from './infra/database/embedded-engine.js';
+import { DataDirInUseError } from './infra/database/data-dir-lock.js';
 
 const DRAIN_TIMEOUT_MS = 10_000;
 
@@ -74,6 +75,7 @@ async function main() {
 }
 
 main().catch((error) => {
-  console.error(error);
+  // A refusal is an operator's situation, not a bug: one line, no stack.
+  console.error(error instanceof DataDirInUseError ? error.message : error);
   process.exit(1);
 });

@@ -50,7 +50,8 @@ function productionStartCommand(): string[] {
   return startCommand;
 }
 
-export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
+/** Starts `npm start`'s command on a free port, collecting its output. */
+async function startProcess(env: Record<string, string>) {
   const port = await freePort();
   const child = spawn(process.execPath, productionStartCommand(), {
     env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', INTERNAL_API_TOKEN: platformToken, HOST: '127.0.0.1', PORT: String(port), ...env },
@@ -60,7 +61,25 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   child.stdout!.on('data', (chunk) => logs.push(String(chunk)));
   child.stderr!.on('data', (chunk) => logs.push(String(chunk)));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
+  return { child, logs, exited, url: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * Runs `npm start`'s command for a start that is expected to stop by itself (a refusal): its exit
+ * code (null when it was still running after `timeoutMs` and had to be killed), output and duration.
+ */
+export async function runServiceToExit(env: Record<string, string>, timeoutMs = 20_000): Promise<{ code: number | null; output: string; ms: number }> {
+  productionStartCommand(); // the build is not part of the measured time
+  const started = Date.now();
+  const { child, logs, exited } = await startProcess(env);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await exited;
+  clearTimeout(timer);
+  return { code, output: logs.join(''), ms: Date.now() - started };
+}
+
+export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
+  const { child, logs, exited, url } = await startProcess(env);
 
   const deadline = Date.now() + 60_000;
   for (;;) {

@@ -1,17 +1,43 @@
-import { mkdirSync } from 'node:fs';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Config } from '../config.js';
+import { lockDataDir } from './data-dir-lock.js';
 
 type EmbeddedConfig = Extract<Config['database'], { kind: 'embedded' }>;
+
+export interface EmbeddedEngine {
+  pglite: PGlite;
+  /** Closes the database, then gives up its data dir. */
+  close(): Promise<void>;
+}
 
 /**
  * Starts the embedded PostgreSQL (PGlite, with pg_trgm for the feed's search indexes) on the
  * data dir, or in memory for `memory://`. Kept apart from the ORM so that start-up can begin it
  * before the rest of the service is loaded: its WebAssembly compiles on V8's background threads
  * meanwhile. Loaded on demand, so a service on PostgreSQL never loads the engine at all.
+ *
+ * PGlite is single-process and has no lock of its own: a data dir is locked for this process
+ * before PGlite reads or writes anything in it, and refused (DataDirInUseError) if another holds it.
  */
-export async function startEmbeddedEngine(config: EmbeddedConfig): Promise<PGlite> {
-  if (!config.dataDir.startsWith('memory://')) mkdirSync(config.dataDir, { recursive: true });
-  const [{ PGlite }, { pg_trgm }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')]);
-  return PGlite.create({ dataDir: config.dataDir, extensions: { pg_trgm } });
+export async function startEmbeddedEngine(config: EmbeddedConfig): Promise<EmbeddedEngine> {
+  const modules = Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')]);
+  modules.catch(() => undefined); // awaited below, unless the lock is refused first
+  const lock = config.dataDir.startsWith('memory://') ? undefined : await lockDataDir(config.dataDir);
+  try {
+    const [{ PGlite }, { pg_trgm }] = await modules;
+    const pglite = await PGlite.create({ dataDir: config.dataDir, extensions: { pg_trgm } });
+    return {
+      pglite,
+      async close() {
+        try {
+          await pglite.close();
+        } finally {
+          await lock?.release();
+        }
+      },
+    };
+  } catch (error) {
+    await lock?.release();
+    throw error;
+  }
 }

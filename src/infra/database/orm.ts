@@ -1,10 +1,9 @@
-import type { PGlite } from '@electric-sql/pglite';
 import type { EntityManager, MikroORM } from '@mikro-orm/sql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { entities } from './entities.js';
-import { startEmbeddedEngine } from './embedded-engine.js';
+import { startEmbeddedEngine, type EmbeddedEngine } from './embedded-engine.js';
 import { createSql, type Sql } from './sql.js';
 import { migrationsList } from '../../../migrations/index.js';
 
@@ -56,7 +55,7 @@ async function withMigrationLock(url: string, migrate: () => Promise<unknown>): 
  * Each kind's driver is loaded only when used. `engine` is an embedded engine already being
  * started (see startEmbeddedEngine); without it one is started here.
  */
-export async function openDatabase(config: Config['database'], log?: Logger, engine?: Promise<PGlite>): Promise<Database> {
+export async function openDatabase(config: Config['database'], log?: Logger, engine?: Promise<EmbeddedEngine>): Promise<Database> {
   if (config.kind === 'postgres') {
     const { MikroORM: PostgresORM } = await import('@mikro-orm/postgresql');
     const orm = await PostgresORM.init({
@@ -68,18 +67,24 @@ export async function openDatabase(config: Config['database'], log?: Logger, eng
     return { orm: orm as unknown as Orm, sql: await createSql(orm as unknown as Orm, 'postgres'), kind: 'postgres', freshEmbedded: false, close: () => orm.close(true) };
   }
 
-  const [{ MikroORM: PgliteORM }, pglite] = await Promise.all([import('@mikro-orm/pglite'), engine ?? startEmbeddedEngine(config)]);
-  const orm = await PgliteORM.init({ ...shared(log), dbName: 'embedded', driverOptions: { pglite } });
-  const executed = await orm.migrator.getExecuted();
-  const applied = await orm.migrator.up();
-  return {
-    orm: orm as unknown as Orm,
-    sql: await createSql(orm as unknown as Orm, 'embedded'),
-    kind: 'embedded',
-    freshEmbedded: executed.length === 0 && applied.length > 0,
-    close: async () => {
-      await orm.close(true);
-      await pglite.close();
-    },
-  };
+  const [{ MikroORM: PgliteORM }, embedded] = await Promise.all([import('@mikro-orm/pglite'), engine ?? startEmbeddedEngine(config)]);
+  try {
+    const orm = await PgliteORM.init({ ...shared(log), dbName: 'embedded', driverOptions: { pglite: embedded.pglite } });
+    const executed = await orm.migrator.getExecuted();
+    const applied = await orm.migrator.up();
+    return {
+      orm: orm as unknown as Orm,
+      sql: await createSql(orm as unknown as Orm, 'embedded'),
+      kind: 'embedded',
+      freshEmbedded: executed.length === 0 && applied.length > 0,
+      close: async () => {
+        await orm.close(true);
+        await embedded.close();
+      },
+    };
+  } catch (error) {
+    // Gives the data dir up, so that a caller that goes on (a test) can open it again.
+    await embedded.close().catch(() => undefined);
+    throw error;
+  }
 }
