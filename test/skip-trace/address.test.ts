@@ -315,13 +315,12 @@ describe('traceCacheKey', () => {
     expect(a).toMatch(/^[0-9a-f]{64}$/u);
   });
 
-  it('ignores the unit designator word, wherever the unit is written', () => {
+  it('reads APT, UNIT and # as one designator, wherever the unit is written', () => {
     const variants = [
       { line1: '123 Main St Apt 4' },
       { line1: '123 Main St #4' },
       { line1: '123 Main St # 4' },
       { line1: '123 Main St Unit 4' },
-      { line1: '123 Main St Suite 4' },
       { line1: '123 Main St Apartment No. 4' },
       { line1: '123 Main St', line2: 'Apt 4' },
       { line1: '123 Main St', line2: '#4' },
@@ -330,6 +329,12 @@ describe('traceCacheKey', () => {
     ];
     const keys = new Set(variants.map((v) => keyOf({ ...austin, ...v })));
     expect(keys.size).toBe(1);
+  });
+
+  it('keeps every other designator apart from APT: a suite is not an apartment', () => {
+    const lines = ['Apt 4', 'Suite 4', 'Floor 4', 'Room 4', 'Lot 4', 'Bldg 4', 'Space 4', 'Trailer 4'].map((u) => `123 Main St ${u}`);
+    expect(new Set(lines.map((line1) => keyOf({ ...austin, line1 }))).size).toBe(lines.length);
+    expect(keyOf({ ...austin, line1: '123 Main St Suite 4' })).toBe(keyOf({ ...austin, line1: '123 MAIN ST STE 4' }));
   });
 
   it('agrees across suffix, directional, case and punctuation spellings', () => {
@@ -490,6 +495,7 @@ describe('properties', () => {
     'Main', 'Park', 'Court', 'Avenue', 'Ave.', 'St', 'Street', 'Rd', 'ROAD', 'Hwy', 'Highway', 'Trailer', 'Trlr', 'Key',
     'Ky', 'Co', 'CR', 'County', 'Apt', 'Apartment', 'apt4', 'Ste200', 'Suite', 'Unit', '#', '#4', 'No.', 'Rear', 'Front',
     'PH', 'Penthouse', 'Bldg', 'Lot', 'Space', 'Sp', 'Office', 'Lower', 'PO', 'P.O.', 'Box', 'Post', 'Office', '1st',
+    '42', '28th', 'Floor', 'Fl', 'RR', 'RR2', 'Rural', 'Route', 'Rte', 'RFD', 'HC', 'HC1', 'Star', 'Contract', 'BOX45',
     ',', '.', '-', "'", "O'Brien", 'Peña', '  ',
   ];
   const vocabLine = fc.array(fc.constantFrom(...vocabulary), { maxLength: 9 }).map((ws) => ws.join(' '));
