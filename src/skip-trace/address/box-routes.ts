@@ -1,10 +1,10 @@
 /**
- * Delivery lines that open with a box rather than a street: PO boxes, rural routes (Pub 28 §24)
- * and highway contract routes (§25). Their spellings fold into Pub 28's `PO BOX 123`,
- * `RR 2 BOX 45` and `HC 1 BOX 12`. Like the rest of tokenizing this is context-free, and its
+ * Delivery lines that open with a box rather than a street: PO boxes, rural routes (Pub 28 §24),
+ * highway contract routes (§25) and military units (§23). Their spellings fold into Pub 28's
+ * `PO BOX 123`, `RR 2 BOX 45`, `HC 1 BOX 12` and `PSC 1234 BOX 56`. Like the rest of tokenizing this is context-free, and its
  * output folds to itself, so standardizing stays idempotent.
  */
-import { BOXED_ROUTE_WORDS, PO_BOX_PREFIXES, ROUTE_PREFIXES, UNIT_NUMBER_WORDS } from './pub28-tables.js';
+import { BOXED_ROUTE_WORDS, MILITARY_BOX_UNITS, PO_BOX_PREFIXES, ROUTE_PREFIXES, UNIT_NUMBER_WORDS } from './pub28-tables.js';
 import { hasDigit } from './text.js';
 
 interface RouteSpelling {
@@ -14,10 +14,11 @@ interface RouteSpelling {
   needsBox: boolean;
 }
 
-/** Longest first, so "RURAL ROUTE 2" is not read as "RURAL" followed by "ROUTE 2". */
+/** Routes and military units, longest first, so "RURAL ROUTE 2" is not read as "RURAL" followed by "ROUTE 2". */
 const ROUTE_SPELLINGS: readonly RouteSpelling[] = [
   ...Object.entries(ROUTE_PREFIXES).flatMap(([standard, prefixes]) => prefixes.map((words) => ({ standard, words, needsBox: false }))),
   ...BOXED_ROUTE_WORDS.map((w) => ({ standard: 'RR', words: [w], needsBox: true })),
+  ...MILITARY_BOX_UNITS.map((w) => ({ standard: w, words: [w], needsBox: true })),
 ].sort((a, b) => b.words.length - a.words.length);
 
 /** One-word route spellings, which arrive glued to their number ("RR2", "HC1", "RFD2"). */

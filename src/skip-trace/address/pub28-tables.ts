@@ -314,6 +314,12 @@ export const ROUTE_PREFIXES: Readonly<Record<string, readonly (readonly string[]
  */
 export const BOXED_ROUTE_WORDS: readonly string[] = ['ROUTE', 'RTE', 'RT', 'RD'];
 
+/**
+ * Military addresses (Pub 28 §23) write a unit and a box the same way: `PSC 1234 BOX 56`,
+ * `CMR 450 BOX 2345`, `UNIT 2050 BOX 4190` (with APO/FPO/DPO as the city, AA/AE/AP as the state).
+ */
+export const MILITARY_BOX_UNITS: readonly string[] = ['PSC', 'CMR', 'UNIT'];
+
 /** Suffixes of numbered roads that are not numbered streets: "71 HWY" is highway 71, not "71ST HWY". */
 export const ROUTE_SUFFIXES: readonly string[] = ['HWY', 'FWY', 'EXPY', 'TPKE', 'BYP', 'RTE'];
 
