@@ -8,7 +8,7 @@ import { rekeyPropertyRecords } from '../src/skip-trace/records/property-rekey.j
  * merged.
  *
  * A migration rather than a re-key at every start: it runs once per database, in one transaction
- * under the migration lock, on PostgreSQL and the embedded PGlite alike. A later change of the
+ * (under the migration lock on PostgreSQL), on PostgreSQL and the embedded PGlite alike. A later change of the
  * identity bumps ADDRESS_KEY_VERSION and adds another migration that calls the same re-keying.
  * Cached traces need nothing: their key version changed too, so old entries are never read again
  * and expire.
