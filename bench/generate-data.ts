@@ -14,7 +14,7 @@
  * CLI: `tsx bench/generate-data.ts [--quick] [--force]` against `BENCH_DATABASE_URL`.
  */
 import pg from 'pg';
-import { normalizeEntityName, normalizePersonNamePart, standardizeAddress, traceCacheKey } from '../src/skip-trace/address/index.js';
+import { addressKey, normalizeEntityName, normalizePersonNamePart, standardizeAddress } from '../src/skip-trace/address/index.js';
 import { benchSecret, log, normal, prng, seededUuid, sha256Hex } from './lib/common.js';
 
 export interface Scale {
@@ -35,7 +35,7 @@ export const QUICK: Scale = { name: 'quick', organizations: 10, users: 500, noti
 
 export const DEFAULT_SEED = 20261123;
 /** Bump when the generator changes, so an older data set is rebuilt. */
-const GENERATOR_VERSION = 3;
+const GENERATOR_VERSION = 4;
 /** Timestamps are anchored, not `now()`, so every run builds the same rows. */
 const ANCHOR = '2026-11-01T00:00:00Z';
 
@@ -113,7 +113,7 @@ function propertyAddresses(scale: Scale, seed: number): { raw: RawAddress; key: 
       zip: `${zip3}${String(Math.floor(random() * 100)).padStart(2, '0')}`,
     };
     const std = standardizeAddress(raw);
-    const key = traceCacheKey(std, null);
+    const key = addressKey(std);
     if (seen.has(key)) continue;
     seen.add(key);
     out.push({ raw, key, std });

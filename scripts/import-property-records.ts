@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/infra/config.js';
 import { DataDirInUseError } from '../src/infra/database/data-dir-lock.js';
 import { openDatabase } from '../src/infra/database/orm.js';
-import { normalizeEntityName, standardizeAddress, traceCacheKey } from '../src/skip-trace/address/index.js';
+import { addressKey, normalizeEntityName, standardizeAddress } from '../src/skip-trace/address/index.js';
 import {
   checkPropertyRecord,
   importPropertyRecords,
@@ -118,7 +118,7 @@ function csvRecords(text: string): SourcedRecord[] {
     if (fields.every((f) => f.trim() === '')) continue; // spreadsheets export blank rows as ",,,,"
     const row = Object.fromEntries(CSV_COLUMNS.map((c) => [c, (fields[columns.indexOf(c)] ?? '').trim()])) as CsvRow;
     const address = { line1: row.line1, line2: row.line2 || undefined, city: row.city, state: row.state, zip: row.zip };
-    const key = traceCacheKey(standardizeAddress(address), null);
+    const key = addressKey(standardizeAddress(address));
     const entry = records.get(key) ?? { record: { address, owners: [] }, lines: [] };
     records.set(key, entry);
     entry.lines.push(line);

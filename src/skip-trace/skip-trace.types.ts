@@ -34,12 +34,13 @@ export const SkipTraceAddressInput = builder.inputType('SkipTraceAddressInput', 
 });
 
 /**
- * USPS codes of the states, DC and the territories that the address module standardizes
- * (`standardizeState` passes unknown letters through, so it cannot tell a code from a typo).
+ * USPS codes of the states, DC, the territories, the freely associated states and the military
+ * "states" of APO/FPO/DPO addresses that the address module standardizes (`standardizeState`
+ * passes unknown letters through, so it cannot tell a code from a typo).
  */
 const USPS_STATE_CODES = new Set(
   ('AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND ' +
-    'OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY AS GU MP PR VI').split(' '),
+    'OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY AS GU MP PR VI FM MH PW AA AE AP').split(' '),
 );
 
 export function isUspsStateCode(state: string): boolean {

@@ -187,7 +187,31 @@ describe('standardizeAddress: delivery line', () => {
     ['12 Co Rd 120', '12 COUNTY ROAD 120'],
     ['12 CR 120', '12 COUNTY ROAD 120'],
     ['12 FM 1960 Rd', '12 FM 1960 RD'],
+    // Numbered streets take their ordinal when they have a suffix; grid numbers and numbered roads keep the number.
+    ['200 W 42 St', '200 W 42ND ST'],
+    ['350 5 Ave', '350 5TH AVE'],
+    ['500 E 1 Ave', '500 E 1ST AVE'],
+    ['14 11 St', '14 11TH ST'],
+    ['200 S 300 W', '200 S 300 W'],
+    ['100 71 Hwy', '100 71 HWY'],
+    // Floors written as ordinals are the unit FL.
+    ['350 5th Ave 28th Floor', '350 5TH AVE FL 28'],
+    ['350 5th Ave 28th Fl', '350 5TH AVE FL 28'],
+    ['350 5th Ave Floor 28th', '350 5TH AVE FL 28'],
+    // Rural routes, highway contract routes and military units (Pub 28 §24, §25, §23).
+    ['Rural Route 2 Box 45', 'RR 2 BOX 45'],
+    ['RFD 2 Box 45', 'RR 2 BOX 45'],
+    ['RR2 Box 45', 'RR 2 BOX 45'],
+    ['Rural Rte 2 Box 45', 'RR 2 BOX 45'],
+    ['Box 45, RR 2', 'RR 2 BOX 45'],
+    ['Route 2 Box 45', 'RR 2 BOX 45'],
+    ['Route 66', 'ROUTE 66'],
+    ['Highway Contract 1 Box 12', 'HC 1 BOX 12'],
+    ['HC1 Box 12', 'HC 1 BOX 12'],
+    ['Star Route 1 Box 12', 'HC 1 BOX 12'],
+    ['PSC 1234, Box #56', 'PSC 1234 BOX 56'],
     // PO boxes.
+    ['PO Box #123', 'PO BOX 123'],
     ['P.O. Box 123', 'PO BOX 123'],
     ['Post Office Box 123', 'PO BOX 123'],
     ['PO Box 123', 'PO BOX 123'],
@@ -315,13 +339,12 @@ describe('traceCacheKey', () => {
     expect(a).toMatch(/^[0-9a-f]{64}$/u);
   });
 
-  it('ignores the unit designator word, wherever the unit is written', () => {
+  it('reads APT, UNIT and # as one designator, wherever the unit is written', () => {
     const variants = [
       { line1: '123 Main St Apt 4' },
       { line1: '123 Main St #4' },
       { line1: '123 Main St # 4' },
       { line1: '123 Main St Unit 4' },
-      { line1: '123 Main St Suite 4' },
       { line1: '123 Main St Apartment No. 4' },
       { line1: '123 Main St', line2: 'Apt 4' },
       { line1: '123 Main St', line2: '#4' },
@@ -330,6 +353,12 @@ describe('traceCacheKey', () => {
     ];
     const keys = new Set(variants.map((v) => keyOf({ ...austin, ...v })));
     expect(keys.size).toBe(1);
+  });
+
+  it('keeps every other designator apart from APT: a suite is not an apartment', () => {
+    const lines = ['Apt 4', 'Suite 4', 'Floor 4', 'Room 4', 'Lot 4', 'Bldg 4', 'Space 4', 'Trailer 4'].map((u) => `123 Main St ${u}`);
+    expect(new Set(lines.map((line1) => keyOf({ ...austin, line1 }))).size).toBe(lines.length);
+    expect(keyOf({ ...austin, line1: '123 Main St Suite 4' })).toBe(keyOf({ ...austin, line1: '123 MAIN ST STE 4' }));
   });
 
   it('agrees across suffix, directional, case and punctuation spellings', () => {
@@ -490,6 +519,7 @@ describe('properties', () => {
     'Main', 'Park', 'Court', 'Avenue', 'Ave.', 'St', 'Street', 'Rd', 'ROAD', 'Hwy', 'Highway', 'Trailer', 'Trlr', 'Key',
     'Ky', 'Co', 'CR', 'County', 'Apt', 'Apartment', 'apt4', 'Ste200', 'Suite', 'Unit', '#', '#4', 'No.', 'Rear', 'Front',
     'PH', 'Penthouse', 'Bldg', 'Lot', 'Space', 'Sp', 'Office', 'Lower', 'PO', 'P.O.', 'Box', 'Post', 'Office', '1st',
+    '42', '28th', 'Floor', 'Fl', 'RR', 'RR2', 'Rural', 'Route', 'Rte', 'RFD', 'HC', 'HC1', 'Star', 'Contract', 'BOX45',
     ',', '.', '-', "'", "O'Brien", 'Peña', '  ',
   ];
   const vocabLine = fc.array(fc.constantFrom(...vocabulary), { maxLength: 9 }).map((ws) => ws.join(' '));

@@ -72,6 +72,20 @@ describe('importPropertyRecords', () => {
     expect(counts).toEqual({ properties: 1, owners: 1, persons: 1 });
   });
 
+  it('keeps distinct units at one street address apart: importing one never replaces another', async () => {
+    const name = street();
+    const units = ['Apt 4', 'Fl 4', 'Ste 4', 'Lot 4', 'Rm 4', 'Bldg 4', 'Rear', 'PH'];
+    const owner = (unit: string) => unit.replace(' ', '');
+    await importRecords(units.map((unit) => ({ address: austin(`10 ${name} ${unit}`), owners: [{ type: 'person', firstName: owner(unit) }] })));
+    for (const unit of units) expect(names(await trace(austin(`10 ${name} ${unit}`))), unit).toEqual([`${owner(unit)} null`]);
+
+    // "Unit 4" and "#4" are the apartment: re-importing it replaces only the apartment's owners.
+    await importRecords([{ address: austin(`10 ${name}`, { line2: 'Unit 4' }), owners: [{ type: 'person', firstName: 'Unit4' }] }]);
+    expect(names(await trace(austin(`10 ${name} #4`)))).toEqual(['Unit4 null']);
+    expect(names(await trace(austin(`10 ${name} Floor 4`)))).toEqual(['Fl4 null']);
+    expect(names(await trace(austin(`10 ${name} Suite 4`)))).toEqual(['Ste4 null']);
+  });
+
   it('rejects invalid records as a whole with BAD_USER_INPUT and a detail per problem', async () => {
     const valid = austin(`1 ${street()}`);
     const result = await service.graphql(IMPORT, {

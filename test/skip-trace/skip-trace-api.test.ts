@@ -7,7 +7,7 @@
  * database (property records and the 90-day result cache) outlives the run and is shared with
  * other test files.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type HttpResult, type TestService } from '../support/harness.js';
 
@@ -617,6 +617,23 @@ describe('POST /api/v1/skiptrace: outcomes with the records provider', () => {
         expect(Object.keys(phone).sort()).toEqual(['number', 'type']);
         expect(phone.number).toMatch(/^\d+$/);
       }
+    }
+  });
+
+  it('traces a military address (APO AE, APO AP) imported under another spelling', async () => {
+    const unit = randomInt(100_000, 1_000_000);
+    await gqlData(service, `mutation($input: [PropertyRecordInput!]!) { importPropertyRecords(input: $input) { imported } }`, {
+      input: [
+        { address: { line1: `PSC ${unit} Box 56`, city: 'APO', state: 'AE', zip: '09204' }, owners: [{ type: 'person', firstName: 'Sam', lastName: 'Ryan' }] },
+        { address: { line1: `Unit ${unit} Box 4190`, city: 'APO', state: 'AP', zip: '96278' }, owners: [{ type: 'person', firstName: 'Kim', lastName: 'Ode' }] },
+      ],
+    });
+    for (const address of [
+      { line1: `psc ${unit}, box #56`, city: 'A.P.O.', state: 'ae', zip: '09204-1234' },
+      { line1: `UNIT ${unit} BOX 4190`, city: 'apo', state: 'AP', zip: '96278' },
+    ]) {
+      const result = await trace(service, org.key, { address });
+      expect({ address, status: result.status, body: result.body.status }).toEqual({ address, status: 200, body: 'records_found' });
     }
   });
 

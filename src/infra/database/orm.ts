@@ -53,9 +53,16 @@ async function withMigrationLock(url: string, migrate: () => Promise<unknown>): 
 /**
  * Opens the configured database (PostgreSQL or embedded PGlite) and runs pending migrations.
  * Each kind's driver is loaded only when used. `engine` is an embedded engine already being
- * started (see startEmbeddedEngine); without it one is started here.
+ * started (see startEmbeddedEngine); without it one is started here. `migrateTo` stops after that
+ * migration, so a test of the next one can start from the schema and rows it meets.
  */
-export async function openDatabase(config: Config['database'], log?: Logger, engine?: Promise<EmbeddedEngine>): Promise<Database> {
+export async function openDatabase(
+  config: Config['database'],
+  log?: Logger,
+  engine?: Promise<EmbeddedEngine>,
+  options: { migrateTo?: string } = {},
+): Promise<Database> {
+  const upTo = options.migrateTo === undefined ? undefined : { to: options.migrateTo };
   if (config.kind === 'postgres') {
     const { MikroORM: PostgresORM } = await import('@mikro-orm/postgresql');
     const orm = await PostgresORM.init({
@@ -63,7 +70,7 @@ export async function openDatabase(config: Config['database'], log?: Logger, eng
       clientUrl: config.url,
       pool: { min: 0, max: config.poolMax },
     });
-    await withMigrationLock(config.url, () => orm.migrator.up());
+    await withMigrationLock(config.url, () => orm.migrator.up(upTo));
     return { orm: orm as unknown as Orm, sql: await createSql(orm as unknown as Orm, 'postgres'), kind: 'postgres', freshEmbedded: false, close: () => orm.close(true) };
   }
 
@@ -71,7 +78,7 @@ export async function openDatabase(config: Config['database'], log?: Logger, eng
   try {
     const orm = await PgliteORM.init({ ...shared(log), dbName: 'embedded', driverOptions: { pglite: embedded.pglite } });
     const executed = await orm.migrator.getExecuted();
-    const applied = await orm.migrator.up();
+    const applied = await orm.migrator.up(upTo);
     return {
       orm: orm as unknown as Orm,
       sql: await createSql(orm as unknown as Orm, 'embedded'),

@@ -46,6 +46,22 @@ export function designatorRequiresRange(w: string): boolean {
   return std !== undefined && UNIT_DESIGNATORS[std].requiresRange;
 }
 
+/** Whether the designator is also written with an ordinal ("28TH FLOOR"). */
+export function designatorTakesOrdinal(w: string): boolean {
+  const std = DESIGNATORS.get(w);
+  return std !== undefined && UNIT_DESIGNATORS[std].takesOrdinal === true;
+}
+
+/** The number of an ordinal numeral ("42ND" → "42"), or undefined when the word is not one. */
+export const ordinalNumber = (w: string): string | undefined => /^([0-9]+)(?:ST|ND|RD|TH)$/u.exec(w)?.[1];
+
+/** A number written as an ordinal numeral: 1 → 1ST, 42 → 42ND, 112 → 112TH. */
+export function ordinal(digits: string): string {
+  const n = Number(digits.slice(-2));
+  const ending = n >= 11 && n <= 13 ? 'TH' : (['TH', 'ST', 'ND', 'RD'][n % 10] ?? 'TH');
+  return `${digits}${ending}`;
+}
+
 /** Two-letter code for a state written as a code or a name with spaces removed (NEWYORK → NY). */
 export const stateCode = (compact: string): string | undefined => STATES.get(compact);
 

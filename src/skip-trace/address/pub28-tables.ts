@@ -246,6 +246,8 @@ export interface UnitDesignatorSpec {
   readonly spellings: readonly string[];
   /** Pub 28 marks some designators as needing a number ("APT 4") and others as standalone ("REAR"). */
   readonly requiresRange: boolean;
+  /** Also written as an ordinal before or after it: "28TH FLOOR", "FL 28TH" are "FL 28". */
+  readonly takesOrdinal?: boolean;
 }
 
 /** Appendix C2, secondary unit designators. The few extra spellings (APPT, SP, FLR, …) are common in CRM data. */
@@ -254,7 +256,7 @@ export const UNIT_DESIGNATORS: Readonly<Record<string, UnitDesignatorSpec>> = {
   BSMT: { spellings: ['BASEMENT'], requiresRange: false },
   BLDG: { spellings: ['BUILDING', 'BLD', 'BLDNG'], requiresRange: true },
   DEPT: { spellings: ['DEPARTMENT'], requiresRange: true },
-  FL: { spellings: ['FLOOR', 'FLR'], requiresRange: true },
+  FL: { spellings: ['FLOOR', 'FLR'], requiresRange: true, takesOrdinal: true },
   FRNT: { spellings: ['FRONT'], requiresRange: false },
   HNGR: { spellings: ['HANGAR', 'HANGER'], requiresRange: true },
   KEY: { spellings: [], requiresRange: true },
@@ -276,6 +278,13 @@ export const UNIT_DESIGNATORS: Readonly<Record<string, UnitDesignatorSpec>> = {
   UPPR: { spellings: ['UPPER'], requiresRange: false },
 };
 
+/**
+ * Designators that name the same unit: `APT 4`, `UNIT 4` and `# 4` are one apartment as mailers
+ * write it. Every other designator is a unit of its own kind (`STE 4` is not `APT 4`), so only
+ * these fold together in the address identity; the first is the one kept.
+ */
+export const INTERCHANGEABLE_DESIGNATORS: readonly string[] = ['APT', 'UNIT', '#'];
+
 /** Written between a designator and its number ("APT NO 4"); dropped because it carries nothing. */
 export const UNIT_NUMBER_WORDS: readonly string[] = ['NO', 'NUM', 'NUMBER', 'NBR'];
 
@@ -284,9 +293,40 @@ export const HIGHWAY_WORDS: readonly string[] = ['HIGHWAY', 'HWY', 'HIGHWY', 'HI
 export const COUNTY_WORDS: readonly string[] = ['COUNTY', 'CNTY', 'CO'];
 export const ROAD_WORDS: readonly string[] = ['ROAD', 'RD'];
 
+/**
+ * Rural route (Pub 28 §24) and highway contract route (§25) spellings that open a delivery line,
+ * folded into Pub 28's `RR 2 BOX 45` and `HC 1 BOX 12`. A star route is a highway contract route.
+ */
+export const ROUTE_PREFIXES: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  RR: [
+    ['RURAL', 'ROUTE'], ['RURAL', 'RTE'], ['RURAL', 'RT'], ['RURAL', 'FREE', 'DELIVERY', 'ROUTE'], ['RURAL', 'FREE', 'DELIVERY'],
+    ['RFD', 'ROUTE'], ['RFD', 'RTE'], ['RFD'], ['R', 'F', 'D'], ['R', 'R'], ['RURAL'], ['RR'],
+  ],
+  HC: [
+    ['HIGHWAY', 'CONTRACT', 'ROUTE'], ['HIGHWAY', 'CONTRACT'], ['HWY', 'CONTRACT', 'ROUTE'], ['HWY', 'CONTRACT'],
+    ['HC', 'ROUTE'], ['HCR'], ['HC'], ['STAR', 'ROUTE'], ['STAR', 'RTE'],
+  ],
+};
+
+/**
+ * A bare "ROUTE 2" is a road ("ROUTE 66"); it is a rural route only when a box follows
+ * ("ROUTE 2 BOX 45"). So is "RD 2 BOX 45", the old "rural delivery" form still found in records.
+ */
+export const BOXED_ROUTE_WORDS: readonly string[] = ['ROUTE', 'RTE', 'RT', 'RD'];
+
+/**
+ * Military addresses (Pub 28 §23) write a unit and a box the same way: `PSC 1234 BOX 56`,
+ * `CMR 450 BOX 2345`, `UNIT 2050 BOX 4190` (with APO/FPO/DPO as the city, AA/AE/AP as the state).
+ */
+export const MILITARY_BOX_UNITS: readonly string[] = ['PSC', 'CMR', 'UNIT'];
+
+/** Suffixes of numbered roads that are not numbered streets: "71 HWY" is highway 71, not "71ST HWY". */
+export const ROUTE_SUFFIXES: readonly string[] = ['HWY', 'FWY', 'EXPY', 'TPKE', 'BYP', 'RTE'];
+
 /** Ways of writing "PO BOX" that are folded into it when they open the line. */
 export const PO_BOX_PREFIXES: readonly (readonly string[])[] = [
   ['POST', 'OFFICE', 'BOX'],
+  ['PO', 'BOX'],
   ['P', 'O', 'BOX'],
   ['POBOX'],
   ['POB'],
@@ -304,5 +344,9 @@ export const STATE_CODES: Readonly<Record<string, string>> = {
   'SOUTH CAROLINA': 'SC', 'SOUTH DAKOTA': 'SD', TENNESSEE: 'TN', TEXAS: 'TX', UTAH: 'UT', VERMONT: 'VT',
   VIRGINIA: 'VA', WASHINGTON: 'WA', 'WEST VIRGINIA': 'WV', WISCONSIN: 'WI', WYOMING: 'WY',
   'AMERICAN SAMOA': 'AS', GUAM: 'GU', 'NORTHERN MARIANA ISLANDS': 'MP', 'PUERTO RICO': 'PR',
-  'VIRGIN ISLANDS': 'VI', 'US VIRGIN ISLANDS': 'VI',
+  'VIRGIN ISLANDS': 'VI', 'US VIRGIN ISLANDS': 'VI', 'FEDERATED STATES OF MICRONESIA': 'FM', 'MARSHALL ISLANDS': 'MH',
+  PALAU: 'PW',
+  // Military "states" (Pub 28 §23), used with the APO/FPO/DPO "cities".
+  'ARMED FORCES AMERICAS': 'AA', 'ARMED FORCES EUROPE': 'AE', 'ARMED FORCES AFRICA': 'AE', 'ARMED FORCES CANADA': 'AE',
+  'ARMED FORCES MIDDLE EAST': 'AE', 'ARMED FORCES PACIFIC': 'AP',
 };

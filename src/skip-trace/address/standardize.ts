@@ -6,7 +6,16 @@
  * Guarantees (covered by property tests): total — never throws, whatever the strings; and
  * idempotent — standardizing the output's line1/city/state/zip5 again yields the same fields.
  */
-import { designatorRequiresRange, directional, stateCode, streetSuffix, unitDesignator } from './lexicon.js';
+import {
+  designatorRequiresRange,
+  directional,
+  ordinal,
+  ordinalNumber,
+  stateCode,
+  streetSuffix,
+  unitDesignator,
+} from './lexicon.js';
+import { ROUTE_SUFFIXES } from './pub28-tables.js';
 import { rewriteWords, tokenizeAddressLine } from './tokenize.js';
 import { foldToWords, hasDigit } from './text.js';
 
@@ -128,12 +137,24 @@ function splitStreet(words: readonly string[]): Pick<DeliveryLine, 'preDirection
   if (suffix !== undefined) rest.pop();
   const preDirectional = rest.length >= 2 ? directional(rest[0]) : undefined;
   if (preDirectional !== undefined) rest.shift();
+  const name = numberedStreetName(rest, suffix);
   return {
     preDirectional: preDirectional ?? null,
-    streetName: rest.length > 0 ? rest.join(' ') : null,
+    streetName: name.length > 0 ? name.join(' ') : null,
     suffix: suffix ?? null,
     postDirectional: postDirectional ?? null,
   };
+}
+
+/**
+ * A street named by a number alone is written as its ordinal when it has a suffix, as Pub 28
+ * writes numbered streets: "42 ST" → "42ND ST". Without a suffix the number is a grid
+ * coordinate ("200 S 300 W" in Salt Lake City), and a numbered road keeps its number ("71 HWY").
+ */
+function numberedStreetName(name: readonly string[], suffix: string | undefined): readonly string[] {
+  if (name.length !== 1 || suffix === undefined || ROUTE_SUFFIXES.includes(suffix)) return name;
+  const number = /^[0-9]+$/u.test(name[0]) ? name[0] : ordinalNumber(name[0]);
+  return number === undefined ? name : [ordinal(number)];
 }
 
 function splitUnit(words: readonly string[]): Pick<DeliveryLine, 'unitDesignator' | 'unitNumber'> {

@@ -3,12 +3,15 @@
  * know where the street or the unit is), so the parser always sees the same words for a line and
  * for its own standardized output, which is what keeps standardizing idempotent.
  */
+import { foldBoxAddress } from './box-routes.js';
 import {
   compoundDirectional,
   DESIGNATOR_SPELLINGS_LONGEST_FIRST,
+  designatorTakesOrdinal,
+  ordinalNumber,
   unitDesignator,
 } from './lexicon.js';
-import { COUNTY_WORDS, HIGHWAY_WORDS, PO_BOX_PREFIXES, ROAD_WORDS, UNIT_NUMBER_WORDS } from './pub28-tables.js';
+import { COUNTY_WORDS, HIGHWAY_WORDS, ROAD_WORDS, UNIT_NUMBER_WORDS } from './pub28-tables.js';
 import { APOSTROPHES, foldUnicode, hasDigit, joinInitialisms, words } from './text.js';
 
 /** "½" → " 1/2", so "123½" reads as "123 1/2" rather than "1231/2". */
@@ -62,7 +65,7 @@ export function rewriteWords(input: readonly string[]): string[] {
   let current = [...input];
   for (let round = 0; round < MAX_REWRITE_ROUNDS; round++) {
     const next = cleanUnitMarkers(
-      spellOutHighwayNames(foldPoBox(joinCompoundDirectionals(splitGluedDesignators(current)))),
+      foldOrdinalUnits(spellOutHighwayNames(foldBoxAddress(joinCompoundDirectionals(splitGluedDesignators(current))))),
     );
     if (sameWords(next, current)) break;
     current = next;
@@ -95,10 +98,24 @@ function joinCompoundDirectionals(ws: readonly string[]): string[] {
   return out;
 }
 
-/** "P O BOX", "POST OFFICE BOX", "POBOX" → "PO BOX" at the start of the line. */
-function foldPoBox(ws: readonly string[]): string[] {
-  const prefix = PO_BOX_PREFIXES.find((p) => p.every((w, i) => ws[i] === w));
-  return prefix === undefined ? [...ws] : ['PO', 'BOX', ...ws.slice(prefix.length)];
+/** "28TH FLOOR" and "FLOOR 28TH" → "FLOOR 28": the unit is the floor's number, however it is written. */
+function foldOrdinalUnits(ws: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < ws.length; i++) {
+    const next = ws[i + 1];
+    const numberBefore = ordinalNumber(ws[i]);
+    const numberAfter = next === undefined ? undefined : ordinalNumber(next);
+    if (numberBefore !== undefined && next !== undefined && designatorTakesOrdinal(next)) {
+      out.push(next, numberBefore);
+      i++;
+    } else if (numberAfter !== undefined && designatorTakesOrdinal(ws[i])) {
+      out.push(ws[i], numberAfter);
+      i++;
+    } else {
+      out.push(ws[i]);
+    }
+  }
+  return out;
 }
 
 /**

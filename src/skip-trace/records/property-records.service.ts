@@ -7,10 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { badInput, type ErrorDetail } from '../../graphql/errors.js';
 import type { Em } from '../../infra/database/orm.js';
 import {
+  addressKey,
   normalizeEntityName,
   normalizePersonNamePart,
   standardizeAddress,
-  traceCacheKey,
   type AddressInput,
   type NormalizedActor,
   type StandardAddress,
@@ -206,7 +206,7 @@ function checkRecord(c: Checker, v: unknown, path: string): RecordRow | undefine
   const owners = c.list(v.owners, `${path}.owners`, OWNERS_MAX).map((o, i) => checkOwner(c, o, `${path}.owners.${i}`));
   if (addressDetails.length > 0) return undefined;
   const address = standardizeAddress(v.address as AddressInput);
-  return { addressKey: traceCacheKey(address, null), address, owners: owners.filter((o) => o !== undefined) };
+  return { addressKey: addressKey(address), address, owners: owners.filter((o) => o !== undefined) };
 }
 
 /** Problems with one record, paths relative to it (`owners.0.name`); empty when it can be imported. */
@@ -336,7 +336,7 @@ export function createRecordsProvider(): SkipTraceProvider {
          left join property_persons p on p.owner_id = o.id
          where pr.address_key = ?
          order by o.position, p.position`,
-        [traceCacheKey(address, null)],
+        [addressKey(address)],
       );
       if (rows.length === 0) throw new UnresolvableAddressError();
       const persons: TracedPerson[] = rows

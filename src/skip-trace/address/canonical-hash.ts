@@ -1,0 +1,17 @@
+/** Hashing of canonical JSON, behind the address key and the trace cache key. */
+import { createHash } from 'node:crypto';
+
+export type Json = string | number | boolean | null | readonly Json[] | { readonly [key: string]: Json };
+
+/** SHA-256 hex of `value` as canonical JSON, so equal values hash equally whatever their property order. */
+export function canonicalHash(value: Json): string {
+  return createHash('sha256').update(canonicalJson(value)).digest('hex');
+}
+
+/** JSON with object keys sorted at every level. */
+function canonicalJson(value: Json): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.entries(value as { readonly [key: string]: Json }).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+}
