@@ -9,6 +9,7 @@ import { schema } from './schema.js';
 import { persistedDocuments } from '../gateway/persisted-documents.js';
 import { BATCHING_ENABLED, useGraphqlHardening } from './hardening.js';
 import { useIntrospectionBudget } from './introspection-budget.js';
+import { useBoundedCompiledExecution } from './compiled-execution.js';
 
 export type Yoga = YogaServerInstance<RequestContext, Context>;
 
@@ -107,9 +108,9 @@ export function createYogaServer(services: Services): Yoga {
     cors: false,
     plugins: [
       useContractErrorCodes(),
-      // Operations run on graphql-js's executor. Compiling arbitrary documents (graphql-jit) cost
-      // megabytes of heap per distinct document and unbounded work per fragment fan-out; only the
-      // REST routes' fixed documents are compiled (execute-operation.ts).
+      // Repeated documents run compiled, within bounds (compiled-execution.ts); the rest, and
+      // introspection, on graphql-js's executor.
+      useBoundedCompiledExecution(),
       // Depth, alias, cost and token limits, one skipTrace per document, and U+0000 in strings:
       // see hardening.ts. They run at parse and validate time, so the REST routes' pre-validated
       // documents never meet them.

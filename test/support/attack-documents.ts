@@ -24,10 +24,10 @@ export function aliasedTypeIntrospection(aliases: number, typeName = 'Query'): s
 }
 
 /**
- * The `n`th of many distinct documents, each legal on its own: 15 aliased feed pages of 50 (the
- * alias limit), with names unique to `n`, so no two share a cache entry.
+ * The `n`th of many distinct documents, each legal on its own: `aliases` aliased feed pages of 50
+ * (15 is the alias limit), with names unique to `n`, so no two share a cache entry.
  */
-export function distinctFeedDocument(n: number): string {
+export function distinctFeedDocument(n: number, aliases = 15): string {
   const fields = 'id notificationType isSeen title body createdAt seenAt contactId dealId';
-  return `query Feed${n} { ${Array.from({ length: 15 }, (_, a) => `page${a}_${n}: notifications(limit: 50) { total hasUnread nextCursor notifications { ${fields} } }`).join(' ')} }`;
+  return `query Feed${n} { ${Array.from({ length: aliases }, (_, a) => `page${a}_${n}: notifications(limit: 50) { total hasUnread nextCursor notifications { ${fields} } }`).join(' ')} }`;
 }

@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import { getOperationAST, Kind, type DocumentNode, type ExecutionArgs, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import type { Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
+
+/**
+ * Compiled execution (graphql-jit) for the documents `/graphql` callers repeat, within bounds a
+ * caller cannot push: a compiled document costs memory in proportion to the fields it selects
+ * (fragments expanded, aliases counted): 2 to 4 KiB of heap per field, and about as much again in
+ * V8's code space once it runs (400 compiled 210-field documents, 29 of them cached at a time,
+ * grew RSS by 89 MiB), so
+ *   - a document is compiled on its second request, not its first: internal tools repeat a few
+ *     documents, while a stream of distinct documents never compiles anything;
+ *   - only documents of at most MAX_COMPILED_FIELDS fields are compiled (the work of one compile
+ *     is bounded); larger ones, introspection and subscriptions run on graphql-js's executor;
+ *   - compiled documents are kept in an LRU bounded in entries and in estimated bytes.
+ */
+export const MAX_COMPILED_FIELDS = 150;
+export const COMPILED_CACHE_MAX_ENTRIES = 200;
+export const COMPILED_CACHE_MAX_BYTES = 16 * 1024 * 1024;
+const COMPILED_BYTES_PER_FIELD = 8 * 1024;
+/** Documents seen once, by a hash of their text, waiting for a second request to be worth compiling. */
+const SEEN_MAX_ENTRIES = 1000;
+
+interface Compiled {
+  query: CompiledQuery;
+  fields: number;
+}
+
+/** Fields an operation selects with fragments expanded, counting stops past `limit`. */
+export function expandedFieldCount(document: DocumentNode, operationName: string | null | undefined, limit: number): number {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return Infinity;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  let count = 0;
+  const walk = (selectionSet: SelectionSetNode) => {
+    for (const selection of selectionSet.selections) {
+      if (count > limit) return;
+      if (selection.kind === Kind.FIELD) {
+        // Introspection runs on graphql-js, where its own budget applies (introspection-budget.ts).
+        if (selection.name.value === '__schema' || selection.name.value === '__type') count = Infinity;
+        count++;
+        if (selection.selectionSet) walk(selection.selectionSet);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        walk(selection.selectionSet);
+      } else {
+        const fragment = fragments.get(selection.name.value);
+        if (fragment) walk(fragment.selectionSet);
+      }
+    }
+  };
+  walk(operation.selectionSet);
+  return count;
+}
+
+export function useBoundedCompiledExecution(): Plugin {
+  const compiled = new LRUCache<string, Compiled>({
+    max: COMPILED_CACHE_MAX_ENTRIES,
+    maxSize: COMPILED_CACHE_MAX_BYTES,
+    sizeCalculation: (entry) => Math.max(1, entry.fields * COMPILED_BYTES_PER_FIELD),
+  });
+  const seen = new LRUCache<string, true>({ max: SEEN_MAX_ENTRIES });
+
+  const compiledFor = (args: ExecutionArgs): Compiled | null => {
+    const text = args.document.loc?.source.body;
+    if (text === undefined) return null;
+    // Keyed by a hash: a document's text may be megabytes of string literals.
+    const key = createHash('sha256').update(`${args.operationName ?? ''}\n${text}`).digest('base64');
+    const hit = compiled.get(key);
+    if (hit) return hit;
+    if (!seen.has(key)) {
+      seen.set(key, true);
+      return null;
+    }
+    const operation = getOperationAST(args.document, args.operationName)?.operation;
+    if (operation !== 'query' && operation !== 'mutation') return null;
+    const fields = expandedFieldCount(args.document, args.operationName, MAX_COMPILED_FIELDS);
+    if (fields > MAX_COMPILED_FIELDS) return null;
+    const query = compileQuery(args.schema, args.document, args.operationName ?? undefined);
+    if (!isCompiledQuery(query)) return null;
+    const entry = { query, fields };
+    compiled.set(key, entry);
+    seen.delete(key);
+    return entry;
+  };
+
+  return {
+    onExecute({ args, setExecuteFn }) {
+      const entry = compiledFor(args);
+      if (entry) setExecuteFn((executionArgs: ExecutionArgs) => entry.query.query(executionArgs.rootValue, executionArgs.contextValue, executionArgs.variableValues ?? {}));
+    },
+  };
+}
