@@ -109,7 +109,8 @@ builder.mutationFields((t) => ({
   }),
   addSkipTraceCredits: t.field({
     type: OrganizationRef,
-    description: 'Records a credit purchase; a reference repeated for the same organization is applied once.',
+    description:
+      'Records a credit purchase. A reference repeated for the same organization is applied once (the repeat changes nothing); repeated with another amount it is CONFLICT. BAD_USER_INPUT when the balance would pass 2147483647.',
     authScopes: { platform: true },
     args: {
       organizationId: t.arg.id({ required: true }),

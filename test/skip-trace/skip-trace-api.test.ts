@@ -370,6 +370,54 @@ describe('skip trace credits', () => {
     expect(rows.map((r) => r.amount)).toEqual([9]);
   });
 
+  it('refuses a repeated reference with another amount (CONFLICT), changing nothing', async () => {
+    const organizationId = await createOrganization(service);
+    await addCredits(service, organizationId, 5, 'order-7');
+    const other = await addCredits(service, organizationId, 6, 'order-7');
+    expect(errorCode(other)).toBe('CONFLICT');
+    expect(await balance(service, organizationId)).toBe(5);
+    // The original amount is still a harmless repeat.
+    expect((await addCredits(service, organizationId, 5, 'order-7')).data?.addSkipTraceCredits.skipTraceCredits).toBe(5);
+    const rows = await service.sql(`select amount from skip_trace_credit_ledger where organization_id = ? and kind = 'purchase'`, [organizationId]);
+    expect(rows.map((r) => r.amount)).toEqual([5]);
+  });
+
+  it('applies a reference once when 10 calls with different amounts race: the others are CONFLICT', async () => {
+    const organizationId = await createOrganization(service);
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => addCredits(service, organizationId, i + 1, 'race-amounts')));
+    const applied = results.filter((r) => !r.errors);
+    expect(applied).toHaveLength(1);
+    expect(results.filter((r) => errorCode(r) === 'CONFLICT')).toHaveLength(9);
+    expect(await balance(service, organizationId)).toBe(applied[0].data.addSkipTraceCredits.skipTraceCredits);
+  });
+
+  it('refuses a purchase that would take the balance past 2147483647 with BAD_USER_INPUT, applying nothing', async () => {
+    const max = 2_147_483_647;
+    const organizationId = await createOrganization(service);
+    expect((await addCredits(service, organizationId, max - 10, 'bulk')).data?.addSkipTraceCredits.skipTraceCredits).toBe(max - 10);
+    const over = await addCredits(service, organizationId, 11, 'one-too-many');
+    expect(errorCode(over)).toBe('BAD_USER_INPUT');
+    expect(errorCode(await addCredits(service, organizationId, max, 'huge'))).toBe('BAD_USER_INPUT');
+    expect(await balance(service, organizationId)).toBe(max - 10);
+    // Nothing was recorded for the refused purchases: the same reference applies once there is room.
+    expect((await addCredits(service, organizationId, 10, 'fill')).data?.addSkipTraceCredits.skipTraceCredits).toBe(max);
+    expect(errorCode(await addCredits(service, organizationId, 1, 'one-more'))).toBe('BAD_USER_INPUT');
+    const rows = await service.sql(`select reference from skip_trace_credit_ledger where organization_id = ? order by created_at`, [organizationId]);
+    expect(rows.map((r) => r.reference)).toEqual(['bulk', 'fill']);
+  });
+
+  it('never overflows when purchases near the limit race: 2 of 8 fit, the other 6 are BAD_USER_INPUT', async () => {
+    const max = 2_147_483_647;
+    const organizationId = await createOrganization(service);
+    await addCredits(service, organizationId, max - 10, 'bulk');
+    const results = await Promise.all(Array.from({ length: 8 }, () => addCredits(service, organizationId, 5)));
+    expect(results.filter((r) => !r.errors)).toHaveLength(2);
+    expect(results.filter((r) => r.errors).map(errorCode)).toEqual(Array(6).fill('BAD_USER_INPUT'));
+    expect(await balance(service, organizationId)).toBe(max);
+    const [ledger] = await service.sql(`select sum(amount)::bigint::text as total, count(*)::int as n from skip_trace_credit_ledger where organization_id = ?`, [organizationId]);
+    expect(ledger).toEqual({ total: String(max), n: 3 });
+  });
+
   it('refuses an amount of 0 or below with BAD_USER_INPUT, changing nothing', async () => {
     const organizationId = await createOrganization(service);
     await addCredits(service, organizationId, 2);
