@@ -52,7 +52,8 @@ const SkipTraceResultRef = builder.objectRef<SkipTraceResponse>('SkipTraceResult
 });
 
 const SkipTraceActorInput = builder.inputType('SkipTraceActorInput', {
-  description: 'Narrows the trace to one person (firstName, lastName) or entity (name).',
+  description:
+    'Narrows the trace to one person (firstName, lastName) or entity (name). It always narrows: an entity needs a name, a person a firstName or lastName, holding a letter or digit (BAD_USER_INPUT otherwise).',
   fields: (t) => ({
     type: t.field({ type: ActorTypeEnum, required: true }),
     firstName: t.string({ description: 'Person only.', ...constraints({ maxLength: TEXT_MAX }) }),

@@ -573,7 +573,8 @@ describe('POST /api/v1/skiptrace: validation', () => {
   it('allows firstName/lastName only with a person and name only with an entity', async () => {
     const entityWithNames = detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'entity', name: 'Acme', firstName: 'Jane', lastName: 'Doe' } }));
     expect(entityWithNames.sort()).toEqual(['actor.firstName', 'actor.lastName']);
-    expect(detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'person', name: 'Acme LLC' } }))).toEqual(['actor.name']);
+    // A person with only a name has neither name part either: every failing path is named.
+    expect(detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'person', name: 'Acme LLC' } }))).toEqual(['actor.firstName', 'actor.lastName', 'actor.name']);
     expect(detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'person', lastName: 'X'.repeat(201) } }))).toContain('actor.lastName');
   });
 
@@ -588,7 +589,29 @@ describe('POST /api/v1/skiptrace: validation', () => {
     const schemaLevel = detailPaths(await trace(service, org.key, { address: { line1: '', city: 5, state: 'Texas', zip: 'abcde', county: 'Travis' }, propertyId: 'x' }));
     expect(new Set(schemaLevel)).toEqual(new Set(['address.line1', 'address.city', 'address.state', 'address.zip', 'address.county', 'propertyId']));
     const ruleLevel = detailPaths(await trace(service, org.key, { address: { line1: '   ', city: 'Austin', state: 'XX', zip: '78701' }, actor: { type: 'entity', firstName: 'Jane' } }));
-    expect(new Set(ruleLevel)).toEqual(new Set(['address.line1', 'address.state', 'actor.firstName']));
+    expect(new Set(ruleLevel)).toEqual(new Set(['address.line1', 'address.state', 'actor.firstName', 'actor.name']));
+  });
+
+  it('refuses an actor that would not narrow the trace: an entity name that folds to nothing, a person with neither name part', async () => {
+    const balanceBefore = await balance(service, org.organizationId);
+    const cases: Array<[Record<string, unknown>, string[]]> = [
+      [{ type: 'entity', name: '.,' }, ['actor.name']],
+      [{ type: 'entity', name: '  ' }, ['actor.name']],
+      [{ type: 'entity', name: "'’" }, ['actor.name']],
+      [{ type: 'entity', name: '' }, ['actor.name']],
+      [{ type: 'entity', name: null }, ['actor.name']],
+      [{ type: 'entity' }, ['actor.name']],
+      [{ type: 'person' }, ['actor.firstName', 'actor.lastName']],
+      [{ type: 'person', firstName: '', lastName: null }, ['actor.firstName', 'actor.lastName']],
+      [{ type: 'person', firstName: '-', lastName: ' .' }, ['actor.firstName', 'actor.lastName']],
+    ];
+    for (const [actor, paths] of cases) {
+      const result = await trace(service, org.key, { address: fixture.address, actor });
+      expect({ actor, paths: detailPaths(result) }).toEqual({ actor, paths });
+    }
+    expect(await balance(service, org.organizationId)).toBe(balanceBefore);
+    // One name part that holds a letter still narrows.
+    expect((await trace(service, org.key, { address: fixture.address, actor: { type: 'person', firstName: '.', lastName: 'Doe' } })).status).toBe(200);
   });
 
   it('answers 413 payload_too_large to a body over 64 KiB', async () => {
@@ -597,9 +620,9 @@ describe('POST /api/v1/skiptrace: validation', () => {
   });
 
   it('charged nothing for any of the refused bodies above', async () => {
-    // The accepted-forms test made 5 successful traces.
-    expect(await balance(service, org.organizationId)).toBe(95);
-    expect(await chargeRows(service, org.organizationId)).toHaveLength(5);
+    // The accepted-forms test made 5 successful traces, the one-name-part actor 1.
+    expect(await balance(service, org.organizationId)).toBe(94);
+    expect(await chargeRows(service, org.organizationId)).toHaveLength(6);
   });
 });
 
@@ -954,6 +977,19 @@ describe('skipTrace on /graphql', () => {
     expect(errorCode(await gql(service, SKIP_TRACE, { input: { address: { ...fixture.address, state: 'XX' } } }, org.key))).toBe('BAD_USER_INPUT');
     await gqlData(service, `mutation($org: ID!) { setSkipTraceEnabled(organizationId: $org, enabled: false) { id } }`, { org: org.organizationId });
     expect(errorCode(await gql(service, SKIP_TRACE, { input: { address: fixture.address } }, org.key))).toBe('FEATURE_UNAVAILABLE');
+    expect(await balance(service, org.organizationId)).toBe(1);
+  });
+
+  it('refuses an actor that would not narrow the trace with BAD_USER_INPUT naming the field', async () => {
+    const org = await setupOrg(service, { credits: 1 });
+    for (const [actor, path] of [
+      [{ type: 'entity', name: '.,' }, 'actor.name'],
+      [{ type: 'person', firstName: '  ' }, 'actor.firstName'],
+    ] as const) {
+      const result = await gql(service, SKIP_TRACE, { input: { address: fixture.address, actor } }, org.key);
+      expect(errorCode(result)).toBe('BAD_USER_INPUT');
+      expect((result.errors![0].extensions as { details: { path: string }[] }).details.map((d) => d.path)).toContain(path);
+    }
     expect(await balance(service, org.organizationId)).toBe(1);
   });
 
