@@ -1,6 +1,7 @@
 import { builder } from '../graphql/builder.js';
 import { constraints } from '../graphql/constraints.js';
-import { IssuedKeyRef } from '../auth/auth.schema.js';
+import { CREATED_BY_DESCRIPTION, IssuedKeyRef } from '../auth/auth.schema.js';
+import { issuerOf } from '../auth/principal.js';
 import { OrganizationRef } from '../organizations/organizations.schema.js';
 import { getOrganization } from '../organizations/organizations.service.js';
 import { creditLedger } from './credits/credit-ledger.js';
@@ -18,6 +19,7 @@ const SkipTraceKeyRef = builder.objectRef<SkipTraceKeyInfo>('SkipTraceKey').impl
     id: t.exposeID('id'),
     hint: t.exposeString('hint'),
     createdAt: t.field({ type: 'DateTime', resolve: (key) => key.createdAt }),
+    createdBy: t.exposeString('createdBy', { nullable: true, description: CREATED_BY_DESCRIPTION }),
   }),
 });
 
@@ -93,14 +95,14 @@ builder.mutationFields((t) => ({
     description: 'Issues the organization\'s skip trace key, shown once. CONFLICT when one is active.',
     args: { organizationId: t.arg.id({ required: true }) },
     authScopes: (_root, args) => ({ platform: true, organizationAdmin: String(args.organizationId) }),
-    resolve: (_root, args, ctx) => generateSkipTraceKey(ctx.db.em, String(args.organizationId)),
+    resolve: (_root, args, ctx) => generateSkipTraceKey(ctx.db.em, String(args.organizationId), issuerOf(ctx.principal)),
   }),
   rotateSkipTraceKey: t.field({
     type: IssuedKeyRef,
     description: 'Replaces the active key; the old one is refused from the next request on, on every instance.',
     args: { organizationId: t.arg.id({ required: true }) },
     authScopes: (_root, args) => ({ platform: true, organizationAdmin: String(args.organizationId) }),
-    resolve: (_root, args, ctx) => rotateSkipTraceKey(ctx.db.em, String(args.organizationId)),
+    resolve: (_root, args, ctx) => rotateSkipTraceKey(ctx.db.em, String(args.organizationId), issuerOf(ctx.principal)),
   }),
   revokeSkipTraceKey: t.boolean({
     description: 'Removes the active key. NOT_FOUND when none is active.',

@@ -321,6 +321,19 @@ describe('skip trace keys', () => {
     expect((await organization(service, admin.organizationId)).skipTraceKey).toBeNull();
   });
 
+  it('records who issued each key: platform, or the ADMIN-scoped gateway key, shown as createdBy', async () => {
+    const admin = await service.provision({ role: 'ADMIN', scopes: ['ADMIN'] });
+    const createdBy = async (issued: { id: string }) => (await service.sql(`select created_by from skip_trace_keys where id = ?`, [issued.id]))[0].created_by;
+    const byPlatform = (await gqlData(service, `mutation($org: ID!) { generateSkipTraceKey(organizationId: $org) { id createdBy } }`, { org: admin.organizationId })).generateSkipTraceKey;
+    expect(byPlatform.createdBy).toBe('platform');
+    expect(await createdBy(byPlatform)).toBe('platform');
+    const byAdmin = (await gqlData(service, `mutation($org: ID!) { rotateSkipTraceKey(organizationId: $org) { id createdBy } }`, { org: admin.organizationId }, admin.key)).rotateSkipTraceKey;
+    expect(byAdmin.createdBy).toBe(admin.keyId);
+    expect(await createdBy(byAdmin)).toBe(admin.keyId);
+    const shown = await gqlData(service, `query($id: ID!) { organization(id: $id) { skipTraceKey { id createdBy } } }`, { id: admin.organizationId });
+    expect(shown.organization.skipTraceKey).toEqual({ id: byAdmin.id, createdBy: admin.keyId });
+  });
+
   it('answers FORBIDDEN to a MEMBER\'s key, an ADMIN of another organization, an ADMIN without ADMIN scope and an stk key, changing nothing', async () => {
     const org = await setupOrg(service);
     const member = await service.provision({ role: 'MEMBER', scopes: ['READ', 'WRITE'], organizationId: org.organizationId });
