@@ -2,6 +2,7 @@ import { Migration20261123000000_initial } from './Migration20261123000000_initi
 import { Migration20261123000100_property_records } from './Migration20261123000100_property_records.js';
 import { Migration20261123000200_skip_trace } from './Migration20261123000200_skip_trace.js';
 import { Migration20261124000000_address_identity } from './Migration20261124000000_address_identity.js';
+import { Migration20261124000000_key_issuers } from './Migration20261124000000_key_issuers.js';
 
 /** Migrations in order; listed explicitly so PostgreSQL and the embedded PGlite run the same ones from source. */
 export const migrationsList = [
@@ -9,4 +10,5 @@ export const migrationsList = [
   { name: 'Migration20261123000100_property_records', class: Migration20261123000100_property_records },
   { name: 'Migration20261123000200_skip_trace', class: Migration20261123000200_skip_trace },
   { name: 'Migration20261124000000_address_identity', class: Migration20261124000000_address_identity },
+  { name: 'Migration20261124000000_key_issuers', class: Migration20261124000000_key_issuers },
 ];

@@ -4,7 +4,10 @@ import { User } from '../organizations/user.entity.js';
 export const SCOPES = ['READ', 'WRITE', 'ADMIN'] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** A gateway key (`gk_…`): acts as its owner user within its scopes. Only the SHA-256 of the secret is stored. */
+/**
+ * A gateway key (`gk_…`): acts as its owner user within its scopes. Only the SHA-256 of the secret
+ * is stored. `createdBy` is `platform` or the issuing key's id; null for keys issued before it was recorded.
+ */
 export const ApiKeySchema = defineEntity({
   name: 'ApiKey',
   tableName: 'api_keys',
@@ -14,6 +17,7 @@ export const ApiKeySchema = defineEntity({
     keyHash: p.text().unique(),
     hint: p.text(),
     scopes: p.array<Scope>(),
+    createdBy: p.text().nullable(),
     createdAt: p.datetime(3).onCreate(() => new Date()),
     revokedAt: p.datetime(3).nullable(),
   },

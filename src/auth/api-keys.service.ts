@@ -2,6 +2,7 @@ import type { Em } from '../infra/database/orm.js';
 import { isUuid } from '../common/uuid.js';
 import { AppError, badInput } from '../graphql/errors.js';
 import { getUser } from '../organizations/organizations.service.js';
+import type { UserRole } from '../organizations/user.entity.js';
 import { ApiKey, type Scope } from './api-key.entity.js';
 import { generateSecret, hashSecret, secretHint } from './secrets.js';
 
@@ -12,19 +13,44 @@ export interface IssuedKey {
   hint: string;
   scopes: Scope[];
   createdAt: Date;
+  /** `platform`, or the id of the key that issued this one. */
+  createdBy: string;
 }
 
-export async function createApiKey(em: Em, userId: string, requested: readonly Scope[]): Promise<IssuedKey> {
+/** Issues a key acting as the user. Who may ask for which user is the caller's check (auth.schema). */
+export async function createApiKey(em: Em, userId: string, requested: readonly Scope[], issuer: string): Promise<IssuedKey> {
   const scopes = [...new Set(requested)].sort();
   if (scopes.length === 0) throw badInput('scopes must name at least one scope.', [{ path: 'scopes', message: 'must not be empty' }]);
   const user = await getUser(em, userId);
-  if (scopes.includes('ADMIN') && user.role !== 'ADMIN') {
-    throw badInput('ADMIN scope can only be issued to a user whose role is ADMIN.', [{ path: 'scopes', message: 'ADMIN requires an ADMIN user' }]);
-  }
-  const secret = generateSecret('gk_');
-  const key = em.create(ApiKey, { user, keyHash: hashSecret(secret), hint: secretHint(secret), scopes, revokedAt: null });
-  await em.flush();
-  return { id: key.id, secret, hint: key.hint, scopes, createdAt: key.createdAt };
+  return em.transactional(async (tx) => {
+    if (scopes.includes('ADMIN')) {
+      // FOR SHARE holds the user's role until commit: a concurrent setUserRole(MEMBER) either
+      // came first (and is seen here) or waits, then strips ADMIN from this key too.
+      const [current] = await tx.execute<{ role: UserRole }[]>(`select role from users where id = ? for share`, [user.id]);
+      if (current?.role !== 'ADMIN') {
+        throw badInput('ADMIN scope can only be issued to a user whose role is ADMIN.', [{ path: 'scopes', message: 'ADMIN requires an ADMIN user' }]);
+      }
+    }
+    const secret = generateSecret('gk_');
+    const key = tx.create(ApiKey, { user: user.id, keyHash: hashSecret(secret), hint: secretHint(secret), scopes, createdBy: issuer, revokedAt: null });
+    await tx.flush();
+    return { id: key.id, secret, hint: key.hint, scopes, createdAt: key.createdAt, createdBy: issuer };
+  });
+}
+
+/**
+ * Removes ADMIN from every key of a user lowered to MEMBER, inside the role change's transaction:
+ * raised again, the user needs a newly issued key for ADMIN. A key whose only scope was ADMIN
+ * would grant nothing, so it is revoked.
+ */
+export async function withdrawAdminScope(tx: Em, userId: string): Promise<void> {
+  await tx.execute(
+    `update api_keys set scopes = array_remove(scopes, 'ADMIN'),
+            revoked_at = case when scopes = array['ADMIN'] then coalesce(revoked_at, now()) else revoked_at end
+      where user_id = ? and 'ADMIN' = any(scopes)`,
+    [userId],
+    'run',
+  );
 }
 
 /** The organization a key's owner belongs to, for the organizationAdmin scope check. */

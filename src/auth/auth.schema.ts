@@ -1,8 +1,11 @@
 import { builder } from '../graphql/builder.js';
 import { SCOPES } from './api-key.entity.js';
 import { createApiKey, organizationOfApiKey, revokeApiKey, type IssuedKey } from './api-keys.service.js';
+import { issuerOf } from './principal.js';
 
 export const ScopeEnum = builder.enumType('Scope', { values: SCOPES });
+
+export const CREATED_BY_DESCRIPTION = 'Who issued the key: `platform`, or the id of the gateway key that issued it. Null for keys issued before issuers were recorded.';
 
 export const IssuedKeyRef = builder.objectRef<IssuedKey>('IssuedKey').implement({
   description: 'A newly issued key. `secret` is shown only here, once; afterwards only `hint` is.',
@@ -12,25 +15,25 @@ export const IssuedKeyRef = builder.objectRef<IssuedKey>('IssuedKey').implement(
     hint: t.exposeString('hint'),
     scopes: t.field({ type: [ScopeEnum], resolve: (key) => key.scopes }),
     createdAt: t.field({ type: 'DateTime', resolve: (key) => key.createdAt }),
+    createdBy: t.exposeString('createdBy', { description: CREATED_BY_DESCRIPTION }),
   }),
 });
 
 builder.mutationFields((t) => ({
   createApiKey: t.field({
     type: IssuedKeyRef,
-    description: 'Issues a gateway key (`gk_…`) acting as the user. ADMIN only for ADMIN users.',
+    description:
+      'Issues a gateway key (`gk_…`) acting as the user: platform for any user; an ADMIN-scoped key for its own user only (another user is FORBIDDEN: no key acts as another user). ADMIN only for ADMIN users. The key records its issuer (`createdBy`).',
     args: {
       userId: t.arg.id({ required: true }),
       scopes: t.arg({ type: [ScopeEnum], required: true }),
     },
-    authScopes: async (_parent, args, ctx) => ({
-      platform: true,
-      organizationAdmin: (await ctx.db.loaders.user.load(String(args.userId)).catch(() => null))?.organization.id ?? '',
-    }),
-    resolve: (_parent, args, ctx) => createApiKey(ctx.db.em, String(args.userId), args.scopes),
+    authScopes: (_parent, args) => ({ platform: true, ownUserAdmin: String(args.userId) }),
+    resolve: (_parent, args, ctx) => createApiKey(ctx.db.em, String(args.userId), args.scopes, issuerOf(ctx.principal)),
   }),
   revokeApiKey: t.boolean({
-    description: 'Revokes a gateway key; it is refused on every instance from the next request on.',
+    description:
+      'Revokes a gateway key; it is refused on every instance from the next request on. An ADMIN-scoped key may revoke any gateway key of its organization (a safety action, never acting as its owner).',
     args: { id: t.arg.id({ required: true }) },
     authScopes: async (_parent, args, ctx) => ({
       platform: true,

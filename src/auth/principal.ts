@@ -32,3 +32,12 @@ export interface OrganizationPrincipal {
 }
 
 export const anonymous: AnonymousPrincipal = { type: 'anonymous' };
+
+/** What a key records as its issuer (`created_by`): the platform, or the id of the key that issued it. */
+export const PLATFORM_ISSUER = 'platform';
+
+export function issuerOf(principal: Principal): string {
+  if (principal.type === 'platform') return PLATFORM_ISSUER;
+  if (principal.type === 'anonymous') throw new Error('An anonymous caller issues no key.');
+  return principal.keyId;
+}

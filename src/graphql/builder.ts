@@ -8,6 +8,7 @@ import { AppError } from './errors.js';
  * - READ / WRITE / ADMIN: a gateway key holding that scope (ADMIN only while its owner is an ADMIN);
  * - platform: the INTERNAL_API_TOKEN;
  * - organizationAdmin(orgId): an ADMIN-scoped key of an ADMIN user of that organization;
+ * - ownUserAdmin(userId): an ADMIN-scoped key of that very (ADMIN) user, for what must never act as another member;
  * - skipTrace: an organization's skip trace key (`stk_…`).
  */
 export const builder = new SchemaBuilder<{
@@ -20,6 +21,7 @@ export const builder = new SchemaBuilder<{
     ADMIN: boolean;
     platform: boolean;
     organizationAdmin: string;
+    ownUserAdmin: string;
     skipTrace: boolean;
   };
   AuthContexts: {
@@ -28,6 +30,7 @@ export const builder = new SchemaBuilder<{
     ADMIN: UserContext;
     platform: PlatformContext;
     organizationAdmin: UserContext;
+    ownUserAdmin: UserContext;
     skipTrace: OrganizationContext;
   };
 }>({
@@ -42,6 +45,7 @@ export const builder = new SchemaBuilder<{
         ADMIN: userScope('ADMIN'),
         platform: principal.type === 'platform',
         organizationAdmin: (organizationId) => userScope('ADMIN') && principal.type === 'user' && principal.organizationId === organizationId,
+        ownUserAdmin: (userId) => userScope('ADMIN') && principal.type === 'user' && principal.userId === userId.toLowerCase(),
         skipTrace: principal.type === 'organization',
       };
     },

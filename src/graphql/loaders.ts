@@ -2,7 +2,6 @@ import DataLoader from 'dataloader';
 import type { Em } from '../infra/database/orm.js';
 import { isUuid } from '../common/uuid.js';
 import { Organization } from '../organizations/organization.entity.js';
-import { User } from '../organizations/user.entity.js';
 import { activeSkipTraceKeys, type SkipTraceKeyInfo } from '../skip-trace/keys/skip-trace-keys.service.js';
 
 /** Batches lookups by id within one request, so nested fields never issue one query per row. */
@@ -16,7 +15,6 @@ export function createLoaders(em: Em) {
     });
   return {
     organization: byId((ids) => em.find(Organization, { id: { $in: ids } })),
-    user: byId((ids) => em.find(User, { id: { $in: ids } })),
     skipTraceKeyByOrganization: new DataLoader<string, SkipTraceKeyInfo | null>(async (organizationIds) => {
       const keys = await activeSkipTraceKeys(em, organizationIds.filter(isUuid));
       return organizationIds.map((id) => keys.get(id) ?? null);

@@ -1,3 +1,4 @@
+import { isInTimestampRange } from '../common/timestamp-range.js';
 import { badInput } from './errors.js';
 import { builder } from './builder.js';
 
@@ -8,8 +9,7 @@ builder.scalarType('DateTime', {
   parseValue: (value) => {
     const date = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value) ? new Date(value) : null;
     if (!date || Number.isNaN(date.getTime())) throw badInput('DateTime must be an ISO 8601 timestamp.');
-    // PostgreSQL timestamps span years 1 to 9999 here; outside that the insert would fail.
-    if (date.getUTCFullYear() < 1 || date.getUTCFullYear() > 9999) throw badInput('DateTime must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z.');
+    if (!isInTimestampRange(date.getTime())) throw badInput('DateTime must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z.');
     return date;
   },
 });

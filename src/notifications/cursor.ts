@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isInTimestampRange } from '../common/timestamp-range.js';
 import { isUuid } from '../common/uuid.js';
 import { badInput } from '../graphql/errors.js';
 
@@ -25,8 +26,8 @@ export function decodeCursor(userId: string, cursor: string): FeedPosition {
   }
   if (!Array.isArray(parsed) || parsed.length !== 3) throw refuse();
   const [millis, id, tag] = parsed as unknown[];
-  if (!Number.isSafeInteger(millis) || !isUuid(id) || tag !== ownerTag(userId)) throw refuse();
-  const createdAt = new Date(millis as number);
-  if (Number.isNaN(createdAt.getTime())) throw refuse();
-  return { createdAt, id };
+  // A position outside the stored range was never issued, and PostgreSQL would refuse to compare
+  // it (a valid JavaScript Date reaches ±8.64e15 ms, far past timestamptz).
+  if (!Number.isSafeInteger(millis) || !isInTimestampRange(millis as number) || !isUuid(id) || tag !== ownerTag(userId)) throw refuse();
+  return { createdAt: new Date(millis as number), id };
 }

@@ -2,6 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Em } from '../infra/database/orm.js';
 import { isUuid } from '../common/uuid.js';
 import { AppError, badInput } from '../graphql/errors.js';
+import { withdrawAdminScope } from '../auth/api-keys.service.js';
 import { Organization } from './organization.entity.js';
 import { User, type UserRole } from './user.entity.js';
 
@@ -45,10 +46,17 @@ export async function createUser(em: Em, input: { organizationId: string; email:
   return user;
 }
 
-/** Lowering a role voids the user's ADMIN scope at once: scopes are re-derived from the role on every request. */
+/**
+ * Lowering a role to MEMBER voids the user's ADMIN scope at once (scopes are re-derived from the
+ * role on every request) and, in the same transaction, removes ADMIN from the user's keys for
+ * good: raised again, the user needs a newly issued key for ADMIN.
+ */
 export async function setUserRole(em: Em, userId: string, role: UserRole): Promise<User> {
-  const user = await getUser(em, userId);
-  user.role = role;
-  await em.flush();
-  return user;
+  return em.transactional(async (tx) => {
+    const user = await getUser(tx, userId);
+    user.role = role;
+    await tx.flush();
+    if (role !== 'ADMIN') await withdrawAdminScope(tx, user.id);
+    return user;
+  });
 }

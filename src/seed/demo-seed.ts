@@ -1,5 +1,6 @@
 import type { Em } from '../infra/database/orm.js';
 import { createApiKey } from '../auth/api-keys.service.js';
+import { PLATFORM_ISSUER } from '../auth/principal.js';
 import { createOrganization, createUser } from '../organizations/organizations.service.js';
 import { publishNotifications, type PublishNotificationInput } from '../notifications/feed.service.js';
 import { creditLedger } from '../skip-trace/credits/credit-ledger.js';
@@ -50,7 +51,7 @@ export async function seedDemo(em: Em): Promise<DemoSeed> {
   return em.transactional(async (tx) => {
     const organization = await createOrganization(tx, { name: 'Demo Realty', skipTraceEnabled: true });
     const user = await createUser(tx, { organizationId: organization.id, email: 'demo@example.com', name: 'Demo Admin', role: 'ADMIN' });
-    const key = await createApiKey(tx, user.id, ['READ', 'WRITE', 'ADMIN']);
+    const key = await createApiKey(tx, user.id, ['READ', 'WRITE', 'ADMIN'], PLATFORM_ISSUER);
     const start = Date.now() - 40 * 3600_000;
     const inputs = Array.from({ length: 40 }, (_, i) => ({
       ...SAMPLES[i % SAMPLES.length],
@@ -61,7 +62,7 @@ export async function seedDemo(em: Em): Promise<DemoSeed> {
     // A third already read, so both badge numbers show.
     await tx.execute(`update notifications set is_seen = true, seen_at = created_at where user_id = ? and extract(hour from created_at)::int % 3 = 0`, [user.id]);
     await importPropertyRecords(tx, DEMO_PROPERTIES);
-    const skipTraceKey = await generateSkipTraceKey(tx, organization.id);
+    const skipTraceKey = await generateSkipTraceKey(tx, organization.id, PLATFORM_ISSUER);
     await creditLedger.addCredits(tx, organization.id, 100, 'demo-seed');
     return { organizationId: organization.id, userId: user.id, gatewayKey: key.secret, skipTraceKey: skipTraceKey.secret };
   });

@@ -1,6 +1,7 @@
 import { builder } from '../graphql/builder.js';
 import { constraints } from '../graphql/constraints.js';
-import { IssuedKeyRef } from '../auth/auth.schema.js';
+import { CREATED_BY_DESCRIPTION, IssuedKeyRef } from '../auth/auth.schema.js';
+import { issuerOf } from '../auth/principal.js';
 import { OrganizationRef } from '../organizations/organizations.schema.js';
 import { getOrganization } from '../organizations/organizations.service.js';
 import { creditLedger } from './credits/credit-ledger.js';
@@ -19,6 +20,7 @@ const SkipTraceKeyRef = builder.objectRef<SkipTraceKeyInfo>('SkipTraceKey').impl
     id: t.exposeID('id'),
     hint: t.exposeString('hint'),
     createdAt: t.field({ type: 'DateTime', resolve: (key) => key.createdAt }),
+    createdBy: t.exposeString('createdBy', { nullable: true, description: CREATED_BY_DESCRIPTION }),
   }),
 });
 
@@ -53,7 +55,8 @@ const SkipTraceResultRef = builder.objectRef<SkipTraceResponse>('SkipTraceResult
 });
 
 const SkipTraceActorInput = builder.inputType('SkipTraceActorInput', {
-  description: 'Narrows the trace to one person (firstName, lastName) or entity (name).',
+  description:
+    'Narrows the trace to one person (firstName, lastName) or entity (name). It always narrows: an entity needs a name, a person a firstName or lastName, holding a letter or digit (BAD_USER_INPUT otherwise).',
   fields: (t) => ({
     type: t.field({ type: ActorTypeEnum, required: true }),
     firstName: t.string({ description: 'Person only.', ...constraints({ maxLength: TEXT_MAX }) }),
@@ -101,14 +104,14 @@ builder.mutationFields((t) => ({
     description: 'Issues the organization\'s skip trace key, shown once. CONFLICT when one is active.',
     args: { organizationId: t.arg.id({ required: true }) },
     authScopes: (_root, args) => ({ platform: true, organizationAdmin: String(args.organizationId) }),
-    resolve: (_root, args, ctx) => generateSkipTraceKey(ctx.db.em, String(args.organizationId)),
+    resolve: (_root, args, ctx) => generateSkipTraceKey(ctx.db.em, String(args.organizationId), issuerOf(ctx.principal)),
   }),
   rotateSkipTraceKey: t.field({
     type: IssuedKeyRef,
     description: 'Replaces the active key; the old one is refused from the next request on, on every instance.',
     args: { organizationId: t.arg.id({ required: true }) },
     authScopes: (_root, args) => ({ platform: true, organizationAdmin: String(args.organizationId) }),
-    resolve: (_root, args, ctx) => rotateSkipTraceKey(ctx.db.em, String(args.organizationId)),
+    resolve: (_root, args, ctx) => rotateSkipTraceKey(ctx.db.em, String(args.organizationId), issuerOf(ctx.principal)),
   }),
   revokeSkipTraceKey: t.boolean({
     description: 'Removes the active key. NOT_FOUND when none is active.',
@@ -118,7 +121,8 @@ builder.mutationFields((t) => ({
   }),
   addSkipTraceCredits: t.field({
     type: OrganizationRef,
-    description: 'Records a credit purchase; a reference repeated for the same organization is applied once.',
+    description:
+      'Records a credit purchase. A reference repeated for the same organization is applied once (the repeat changes nothing); repeated with another amount it is CONFLICT. BAD_USER_INPUT when the balance would pass 2147483647.',
     authScopes: { platform: true },
     args: {
       organizationId: t.arg.id({ required: true }),

@@ -1,4 +1,4 @@
-import { normalizeActor, standardizeAddress, traceCacheKey, type NormalizedActor, type StandardAddress } from './address/index.js';
+import { normalizeActor, normalizeEntityName, normalizePersonNamePart, standardizeAddress, traceCacheKey, type NormalizedActor, type StandardAddress } from './address/index.js';
 import { badInput, type ErrorDetail } from '../graphql/errors.js';
 import { ADDRESS_FIELD_MAX_LENGTH, validateAddressInput } from './skip-trace.types.js';
 
@@ -13,7 +13,11 @@ export interface ValidTrace {
   cacheKey: string;
 }
 
-/** Contract section 4's actor rules: person-only and entity-only fields, bounded lengths. */
+/**
+ * Contract section 4's actor rules: person-only and entity-only fields, bounded lengths, and an
+ * actor always narrows: an entity needs a name, a person a first or last name, that still holds a
+ * letter or digit once folded (`".,"` does not). Otherwise the trace would silently run by address alone.
+ */
 function validateActor(actor: NonNullable<SkipTraceInput['actor']>): ErrorDetail[] {
   const details: ErrorDetail[] = [];
   const onlyFor = actor.type === 'person' ? ['name'] : ['firstName', 'lastName'];
@@ -22,6 +26,12 @@ function validateActor(actor: NonNullable<SkipTraceInput['actor']>): ErrorDetail
   }
   for (const field of ['firstName', 'lastName', 'name'] as const) {
     if ((actor[field]?.length ?? 0) > ADDRESS_FIELD_MAX_LENGTH) details.push({ path: `actor.${field}`, message: `must be at most ${ADDRESS_FIELD_MAX_LENGTH} characters` });
+  }
+  if (actor.type === 'entity' && normalizeEntityName(actor.name ?? '') === '') {
+    details.push({ path: 'actor.name', message: 'is required for an entity and must contain letters or digits' });
+  }
+  if (actor.type === 'person' && normalizePersonNamePart(actor.firstName ?? '') === '' && normalizePersonNamePart(actor.lastName ?? '') === '') {
+    for (const field of ['firstName', 'lastName']) details.push({ path: `actor.${field}`, message: 'a person needs firstName or lastName with letters or digits' });
   }
   return details;
 }

@@ -56,8 +56,9 @@ describe('ADMIN scope and roles', () => {
     expect(foreign.body.errors[0].extensions.code).toBe('FORBIDDEN');
   });
 
-  it('voids the ADMIN scope at once when the role is lowered, and restores it when raised', async () => {
+  it('voids the ADMIN scope at once when the role is lowered, and for good: raised again, the old key stays without ADMIN', async () => {
     const admin = await service.provision({ role: 'ADMIN', scopes: ['READ', 'ADMIN'] });
+    const adminOnly = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [ADMIN]) { id secret } }`, { u: admin.userId });
     expect((await service.graphql(orgQuery, { id: admin.organizationId }, admin.key)).body.data.organization).not.toBeNull();
     await service.graphql(`mutation($u: ID!) { setUserRole(userId: $u, role: MEMBER) { role } }`, { u: admin.userId });
     const lowered = await service.graphql(orgQuery, { id: admin.organizationId }, admin.key);
@@ -65,17 +66,64 @@ describe('ADMIN scope and roles', () => {
     // READ still works through the gateway.
     expect((await service.call(admin.key, list)).status).toBe(200);
     await service.graphql(`mutation($u: ID!) { setUserRole(userId: $u, role: ADMIN) { role } }`, { u: admin.userId });
-    expect((await service.graphql(orgQuery, { id: admin.organizationId }, admin.key)).body.data.organization.id).toBe(admin.organizationId);
+    const raised = await service.graphql(orgQuery, { id: admin.organizationId }, admin.key);
+    expect(raised.body.errors[0].extensions.code).toBe('FORBIDDEN');
+    expect((await service.call(admin.key, list)).status).toBe(200);
+    expect((await service.sql('select scopes from api_keys where id = ?', [admin.keyId]))[0].scopes).toEqual(['READ']);
+    // A key whose only scope was ADMIN was revoked with the demotion.
+    expect((await service.graphql(`{ __typename }`, {}, adminOnly.body.data.createApiKey.secret)).status).toBe(401);
+    // A newly issued key carries ADMIN again.
+    const fresh = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ, ADMIN]) { secret } }`, { u: admin.userId });
+    expect((await service.graphql(orgQuery, { id: admin.organizationId }, fresh.body.data.createApiKey.secret)).body.data.organization.id).toBe(admin.organizationId);
   });
 
-  it('lets an organization admin issue and revoke keys of its own organization only', async () => {
+  it('never leaves ADMIN on a key issued while its user is being lowered (createApiKey racing setUserRole)', async () => {
+    const admin = await service.provision({ role: 'ADMIN', scopes: ['READ'] });
+    for (let round = 0; round < 10; round++) {
+      await service.graphql(`mutation($u: ID!) { setUserRole(userId: $u, role: ADMIN) { role } }`, { u: admin.userId });
+      const [issued] = await Promise.all([
+        service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ, ADMIN]) { id } }`, { u: admin.userId }),
+        service.graphql(`mutation($u: ID!) { setUserRole(userId: $u, role: MEMBER) { role } }`, { u: admin.userId }),
+      ]);
+      expect(issued.body.data?.createApiKey ?? issued.body.errors[0].extensions.code).not.toBe('INTERNAL');
+    }
+    const withAdmin = await service.sql(`select id from api_keys where user_id = ? and 'ADMIN' = any(scopes)`, [admin.userId]);
+    expect(withAdmin).toEqual([]);
+  });
+
+  it('lets an ADMIN-scoped key issue keys for its own user only; another member of its organization is FORBIDDEN', async () => {
+    const admin = await service.provision({ role: 'ADMIN', scopes: ['ADMIN'] });
+    const colleague = await service.provision({ organizationId: admin.organizationId });
+    const colleagueAdmin = await service.provision({ organizationId: admin.organizationId, role: 'ADMIN', scopes: ['READ'] });
+    const stranger = await service.provision();
+    for (const target of [colleague, colleagueAdmin, stranger]) {
+      for (const scopes of [['READ'], ['READ', 'WRITE'], ['ADMIN']]) {
+        const refused = await service.graphql(`mutation($u: ID!, $s: [Scope!]!) { createApiKey(userId: $u, scopes: $s) { id } }`, { u: target.userId, s: scopes }, admin.key);
+        expect({ target: target.userId, scopes, code: refused.body.errors?.[0].extensions.code }).toEqual({ target: target.userId, scopes, code: 'FORBIDDEN' });
+      }
+      const keys = await service.sql('select id from api_keys where user_id = ?', [target.userId]);
+      expect(keys.map((k) => k.id)).toEqual([target.keyId]);
+    }
+    const own = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ, WRITE]) { id secret createdBy } }`, { u: admin.userId.toUpperCase() }, admin.key);
+    expect(own.body.data.createApiKey.createdBy).toBe(admin.keyId);
+    expect((await service.sql('select created_by from api_keys where id = ?', [own.body.data.createApiKey.id]))[0].created_by).toBe(admin.keyId);
+    expect((await service.call(own.body.data.createApiKey.secret, list)).status).toBe(200);
+    // A READ/WRITE key may not issue keys, not even for its own user.
+    const unscoped = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { id } }`, { u: colleague.userId }, colleague.key);
+    expect(unscoped.body.errors[0].extensions.code).toBe('FORBIDDEN');
+  });
+
+  it('records platform as the issuer of keys issued with the platform token', async () => {
+    const user = await service.provision();
+    expect((await service.sql('select created_by from api_keys where id = ?', [user.keyId]))[0].created_by).toBe('platform');
+    const issued = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { createdBy } }`, { u: user.userId });
+    expect(issued.body.data.createApiKey.createdBy).toBe('platform');
+  });
+
+  it('lets an organization admin revoke any gateway key of its own organization, not of another', async () => {
     const admin = await service.provision({ role: 'ADMIN', scopes: ['ADMIN'] });
     const colleague = await service.provision({ organizationId: admin.organizationId });
     const stranger = await service.provision();
-    const issued = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { id secret } }`, { u: colleague.userId }, admin.key);
-    expect(issued.body.data.createApiKey.secret).toMatch(/^gk_/);
-    const foreign = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { id } }`, { u: stranger.userId }, admin.key);
-    expect(foreign.body.errors[0].extensions.code).toBe('FORBIDDEN');
     const revokeForeign = await service.graphql(`mutation($id: ID!) { revokeApiKey(id: $id) }`, { id: stranger.keyId }, admin.key);
     expect(revokeForeign.body.errors[0].extensions.code).toBe('FORBIDDEN');
     expect((await service.call(stranger.key, list)).status).toBe(200);

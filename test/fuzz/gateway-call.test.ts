@@ -333,6 +333,45 @@ describe('POST /api/v1/call under fuzzing', () => {
   );
 
   it(
+    `re-encoded cursors of this feed with an out-of-range or non-integer time, or a non-UUID id (${RUNS.cursors * BATCH} inputs): always 422 naming cursor`,
+    async () => {
+      const [, realId, tag] = JSON.parse(Buffer.from(validCursor, 'base64url').toString('utf8'));
+      const earliest = Date.parse('0001-01-01T00:00:00.000Z');
+      const latest = Date.parse('9999-12-31T23:59:59.999Z');
+      const storable = (n: number) => Number.isSafeInteger(n) && n >= earliest && n <= latest;
+      // JSON texts, so that numbers JSON.stringify cannot write (1e400, 1E20, -0.0000001) are sent too.
+      const badTime = fc.oneof(
+        fc.maxSafeInteger().filter((n) => !storable(n)).map(String),
+        fc.constantFrom(8.64e15, -8.64e15, 1e15, -1e15, latest + 1, earliest - 1, 2 ** 53, -(2 ** 53), 1e308, -1e308).map(String),
+        fc.double().filter((n) => !storable(n)).map((n) => JSON.stringify(n)),
+        fc.constantFrom('1e400', '-1e400', '1E20', '8640000000000001', '0.5', '-0.0000001', '253402300800000'),
+        fc.oneof(fc.string(), fc.constantFrom('NaN', 'Infinity', '-Infinity', '1e400', '0'), fc.constantFrom(null, true, [], {}, [0])).map((v) => JSON.stringify(v)),
+      );
+      const goodTime = fc.integer({ min: earliest, max: latest }).map(String);
+      const badId = fc.oneof(fc.string().filter((s) => !UUID.test(s)), fc.integer(), fc.double(), fc.constant(null)).map((v) => JSON.stringify(v));
+      const anyId = fc.oneof(fc.constant(JSON.stringify(realId)), fc.uuid().map((u) => JSON.stringify(u)), badId);
+      const reencoded = fc
+        .oneof(fc.tuple(badTime, anyId), fc.tuple(fc.oneof(goodTime, badTime), badId))
+        .map(([time, id]) => Buffer.from(`[${time},${id},${JSON.stringify(tag)}]`).toString('base64url'));
+      await fc.assert(
+        fc.asyncProperty(fc.array(reencoded, { minLength: BATCH, maxLength: BATCH }), (cursors) =>
+          batch(
+            cursors,
+            (c) => call(JSON.stringify({ operationId: 'listNotifications', variables: { cursor: c, limit: 3 } })),
+            (c, result) => {
+              const where = `${Buffer.from(c, 'base64url').toString('utf8')} → ${result.text.slice(0, 300)}`;
+              expect(result.status, where).toBe(422);
+              expect(result.body.error.details?.map((d: { path: string }) => d.path), where).toContain('cursor');
+            },
+          ),
+        ),
+        { ...LIMITS, numRuns: RUNS.cursors },
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
     `arbitrary Authorization, Content-Type and X-Request-Id headers (${RUNS.headers * BATCH} inputs)`,
     async () => {
       // fetch only sends header values made of bytes 0x20–0xFF (and tab); the raw-socket property below covers the rest.

@@ -1,8 +1,27 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { MikroORM } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { entities } from '../../src/infra/database/entities.js';
 import { openDatabase } from '../../src/infra/database/orm.js';
 import { migrationsList } from '../../migrations/index.js';
+
+/** Runs `use` against a fresh PostgreSQL database (its URL), dropped afterwards. */
+async function withFreshDatabase(prefix: string, use: (url: string) => Promise<void>) {
+  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await admin.connect();
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+  await admin.query(`create database ${name}`);
+  const url = new URL(process.env.DATABASE_URL!);
+  url.pathname = `/${name}`;
+  try {
+    await use(url.toString());
+  } finally {
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  }
+}
 
 describe('migrations', () => {
   it('run once on a fresh embedded database, and not again on reopen', async () => {
@@ -19,20 +38,46 @@ describe('migrations', () => {
 
   // Instances starting together against one PostgreSQL must not race each other's migrations.
   it.skipIf(!process.env.DATABASE_URL)('serialize when several instances start at once on a fresh PostgreSQL database', async () => {
-    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    const name = `migrate_race_${randomBytes(4).toString('hex')}`;
-    await admin.query(`create database ${name}`);
-    const url = new URL(process.env.DATABASE_URL!);
-    url.pathname = `/${name}`;
-    try {
-      const dbs = await Promise.all([1, 2, 3].map(() => openDatabase({ kind: 'postgres', url: url.toString(), poolMax: 2 })));
+    await withFreshDatabase('migrate_race', async (url) => {
+      const dbs = await Promise.all([1, 2, 3].map(() => openDatabase({ kind: 'postgres', url, poolMax: 2 })));
       const executed = await dbs[0].orm.migrator.getExecuted();
       expect(executed.map((m) => m.name)).toEqual(migrationsList.map((m) => m.name));
       await Promise.all(dbs.map((db) => db.close()));
-    } finally {
-      await admin.query(`drop database if exists ${name} with (force)`);
-      await admin.end();
-    }
+    });
+  });
+
+  // Keys issued before issuers were recorded, and demoted users' keys that still hold ADMIN.
+  it.skipIf(!process.env.DATABASE_URL)('key_issuers leaves legacy issuers null and removes ADMIN from keys of users who are no longer ADMIN', async () => {
+    await withFreshDatabase('migrate_keys', async (url) => {
+      const orm = await MikroORM.init({ entities, extensions: [Migrator], migrations: { migrationsList, snapshot: false }, clientUrl: url, allowGlobalContext: true });
+      try {
+        await orm.migrator.up({ to: 'Migration20261123000200_skip_trace' });
+        const em = orm.em.fork();
+        const org = '00000000-0000-4000-8000-000000000001';
+        await em.execute(`insert into organizations (id, name) values (?, 'Legacy')`, [org]);
+        await em.execute(
+          `insert into users (id, organization_id, email, role) values
+        ('00000000-0000-4000-8000-0000000000a1', ?, 'admin@x.test', 'ADMIN'),
+        ('00000000-0000-4000-8000-0000000000a2', ?, 'demoted@x.test', 'MEMBER')`,
+          [org, org],
+        );
+        await em.execute(`insert into api_keys (id, user_id, key_hash, hint, scopes) values
+        ('00000000-0000-4000-8000-0000000000b1', '00000000-0000-4000-8000-0000000000a1', 'h1', 'x', '{ADMIN,READ}'),
+        ('00000000-0000-4000-8000-0000000000b2', '00000000-0000-4000-8000-0000000000a2', 'h2', 'x', '{ADMIN,READ}'),
+        ('00000000-0000-4000-8000-0000000000b3', '00000000-0000-4000-8000-0000000000a2', 'h3', 'x', '{ADMIN}')`);
+        await em.execute(`insert into skip_trace_keys (id, organization_id, key_hash, hint) values ('00000000-0000-4000-8000-0000000000c1', ?, 'h4', 'x')`, [org]);
+
+        await orm.migrator.up();
+        const keys = await em.execute(`select id, scopes, revoked_at is not null as revoked, created_by from api_keys order by id`);
+        expect(keys.map((k: any) => ({ ...k, scopes: [...k.scopes] }))).toEqual([
+          { id: '00000000-0000-4000-8000-0000000000b1', scopes: ['ADMIN', 'READ'], revoked: false, created_by: null },
+          { id: '00000000-0000-4000-8000-0000000000b2', scopes: ['READ'], revoked: false, created_by: null },
+          { id: '00000000-0000-4000-8000-0000000000b3', scopes: [], revoked: true, created_by: null },
+        ]);
+        expect(await em.execute(`select created_by from skip_trace_keys`)).toEqual([{ created_by: null }]);
+      } finally {
+        await orm.close(true);
+      }
+    });
   });
 });

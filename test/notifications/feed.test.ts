@@ -304,6 +304,23 @@ describe('listNotifications: keyset pagination', () => {
     expect422(await call(user, 'listNotifications', { limit: 2, cursor: 12345 }), 'variables.cursor');
   });
 
+  it('refuses a re-encoded cursor whose time lies outside 0001..9999 with 422 (not a 500 from PostgreSQL), and accepts both ends', async () => {
+    const user = await service.provision();
+    await seed(user, Array.from({ length: 3 }, (_, i) => ({ createdAt: at(i) })));
+    const { nextCursor } = await list(user, { limit: 1 });
+    const [, id, tag] = JSON.parse(Buffer.from(nextCursor!, 'base64url').toString('utf8'));
+    const reencoded = (millis: unknown) => Buffer.from(JSON.stringify([millis, id, tag])).toString('base64url');
+    const earliest = Date.parse('0001-01-01T00:00:00.000Z');
+    const latest = Date.parse('9999-12-31T23:59:59.999Z');
+    for (const millis of [8.64e15, -8.64e15, -1e15, 1e15, latest + 1, earliest - 1, 2 ** 53 - 1, -(2 ** 53) + 1]) {
+      const result = await call(user, 'listNotifications', { limit: 2, cursor: reencoded(millis) });
+      expect({ millis, status: result.status }).toEqual({ millis, status: 422 });
+      expect422(result, 'cursor');
+    }
+    expect((await list(user, { cursor: reencoded(latest) })).notifications).toHaveLength(3);
+    expect((await list(user, { cursor: reencoded(earliest) })).notifications).toHaveLength(0);
+  });
+
   it('refuses a cursor from another user\'s feed with 422', async () => {
     const alice = await service.provision();
     const bob = await service.provision();

@@ -113,6 +113,14 @@ describe('importPropertyRecords', () => {
     await expect(trace(valid)).rejects.toThrow(UnresolvableAddressError);
   });
 
+  it('rejects an entity owner whose name folds to nothing (".,", apostrophes, blanks), as a trace refuses such an actor', async () => {
+    const result = await service.graphql(IMPORT, {
+      input: ['.,', "'’", '   '].map((name) => ({ address: austin(`1 ${street()}`), owners: [{ type: 'entity', name, persons: [] }] })),
+    });
+    expect(result.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect(result.body.errors[0].extensions.details.map((d: { path: string }) => d.path)).toEqual(['input.0.owners.0.name', 'input.1.owners.0.name', 'input.2.owners.0.name']);
+  });
+
   it('accepts at most 1000 records per call', async () => {
     // Over HTTP 1001 records exceed the 64 KiB body limit first, so the service's own check is tested directly.
     const records = Array.from({ length: 1001 }, (_, i) => ({ address: austin(`${i + 1} Main St`), owners: [] }));

@@ -321,6 +321,19 @@ describe('skip trace keys', () => {
     expect((await organization(service, admin.organizationId)).skipTraceKey).toBeNull();
   });
 
+  it('records who issued each key: platform, or the ADMIN-scoped gateway key, shown as createdBy', async () => {
+    const admin = await service.provision({ role: 'ADMIN', scopes: ['ADMIN'] });
+    const createdBy = async (issued: { id: string }) => (await service.sql(`select created_by from skip_trace_keys where id = ?`, [issued.id]))[0].created_by;
+    const byPlatform = (await gqlData(service, `mutation($org: ID!) { generateSkipTraceKey(organizationId: $org) { id createdBy } }`, { org: admin.organizationId })).generateSkipTraceKey;
+    expect(byPlatform.createdBy).toBe('platform');
+    expect(await createdBy(byPlatform)).toBe('platform');
+    const byAdmin = (await gqlData(service, `mutation($org: ID!) { rotateSkipTraceKey(organizationId: $org) { id createdBy } }`, { org: admin.organizationId }, admin.key)).rotateSkipTraceKey;
+    expect(byAdmin.createdBy).toBe(admin.keyId);
+    expect(await createdBy(byAdmin)).toBe(admin.keyId);
+    const shown = await gqlData(service, `query($id: ID!) { organization(id: $id) { skipTraceKey { id createdBy } } }`, { id: admin.organizationId });
+    expect(shown.organization.skipTraceKey).toEqual({ id: byAdmin.id, createdBy: admin.keyId });
+  });
+
   it('answers FORBIDDEN to a MEMBER\'s key, an ADMIN of another organization, an ADMIN without ADMIN scope and an stk key, changing nothing', async () => {
     const org = await setupOrg(service);
     const member = await service.provision({ role: 'MEMBER', scopes: ['READ', 'WRITE'], organizationId: org.organizationId });
@@ -368,6 +381,54 @@ describe('skip trace credits', () => {
     expect(await balance(service, organizationId)).toBe(9);
     const rows = await service.sql(`select amount from skip_trace_credit_ledger where organization_id = ? and kind = 'purchase'`, [organizationId]);
     expect(rows.map((r) => r.amount)).toEqual([9]);
+  });
+
+  it('refuses a repeated reference with another amount (CONFLICT), changing nothing', async () => {
+    const organizationId = await createOrganization(service);
+    await addCredits(service, organizationId, 5, 'order-7');
+    const other = await addCredits(service, organizationId, 6, 'order-7');
+    expect(errorCode(other)).toBe('CONFLICT');
+    expect(await balance(service, organizationId)).toBe(5);
+    // The original amount is still a harmless repeat.
+    expect((await addCredits(service, organizationId, 5, 'order-7')).data?.addSkipTraceCredits.skipTraceCredits).toBe(5);
+    const rows = await service.sql(`select amount from skip_trace_credit_ledger where organization_id = ? and kind = 'purchase'`, [organizationId]);
+    expect(rows.map((r) => r.amount)).toEqual([5]);
+  });
+
+  it('applies a reference once when 10 calls with different amounts race: the others are CONFLICT', async () => {
+    const organizationId = await createOrganization(service);
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => addCredits(service, organizationId, i + 1, 'race-amounts')));
+    const applied = results.filter((r) => !r.errors);
+    expect(applied).toHaveLength(1);
+    expect(results.filter((r) => errorCode(r) === 'CONFLICT')).toHaveLength(9);
+    expect(await balance(service, organizationId)).toBe(applied[0].data.addSkipTraceCredits.skipTraceCredits);
+  });
+
+  it('refuses a purchase that would take the balance past 2147483647 with BAD_USER_INPUT, applying nothing', async () => {
+    const max = 2_147_483_647;
+    const organizationId = await createOrganization(service);
+    expect((await addCredits(service, organizationId, max - 10, 'bulk')).data?.addSkipTraceCredits.skipTraceCredits).toBe(max - 10);
+    const over = await addCredits(service, organizationId, 11, 'one-too-many');
+    expect(errorCode(over)).toBe('BAD_USER_INPUT');
+    expect(errorCode(await addCredits(service, organizationId, max, 'huge'))).toBe('BAD_USER_INPUT');
+    expect(await balance(service, organizationId)).toBe(max - 10);
+    // Nothing was recorded for the refused purchases: the same reference applies once there is room.
+    expect((await addCredits(service, organizationId, 10, 'fill')).data?.addSkipTraceCredits.skipTraceCredits).toBe(max);
+    expect(errorCode(await addCredits(service, organizationId, 1, 'one-more'))).toBe('BAD_USER_INPUT');
+    const rows = await service.sql(`select reference from skip_trace_credit_ledger where organization_id = ? order by created_at`, [organizationId]);
+    expect(rows.map((r) => r.reference)).toEqual(['bulk', 'fill']);
+  });
+
+  it('never overflows when purchases near the limit race: 2 of 8 fit, the other 6 are BAD_USER_INPUT', async () => {
+    const max = 2_147_483_647;
+    const organizationId = await createOrganization(service);
+    await addCredits(service, organizationId, max - 10, 'bulk');
+    const results = await Promise.all(Array.from({ length: 8 }, () => addCredits(service, organizationId, 5)));
+    expect(results.filter((r) => !r.errors)).toHaveLength(2);
+    expect(results.filter((r) => r.errors).map(errorCode)).toEqual(Array(6).fill('BAD_USER_INPUT'));
+    expect(await balance(service, organizationId)).toBe(max);
+    const [ledger] = await service.sql(`select sum(amount)::bigint::text as total, count(*)::int as n from skip_trace_credit_ledger where organization_id = ?`, [organizationId]);
+    expect(ledger).toEqual({ total: String(max), n: 3 });
   });
 
   it('refuses an amount of 0 or below with BAD_USER_INPUT, changing nothing', async () => {
@@ -525,7 +586,8 @@ describe('POST /api/v1/skiptrace: validation', () => {
   it('allows firstName/lastName only with a person and name only with an entity', async () => {
     const entityWithNames = detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'entity', name: 'Acme', firstName: 'Jane', lastName: 'Doe' } }));
     expect(entityWithNames.sort()).toEqual(['actor.firstName', 'actor.lastName']);
-    expect(detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'person', name: 'Acme LLC' } }))).toEqual(['actor.name']);
+    // A person with only a name has neither name part either: every failing path is named.
+    expect(detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'person', name: 'Acme LLC' } }))).toEqual(['actor.firstName', 'actor.lastName', 'actor.name']);
     expect(detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'person', lastName: 'X'.repeat(201) } }))).toContain('actor.lastName');
   });
 
@@ -540,7 +602,29 @@ describe('POST /api/v1/skiptrace: validation', () => {
     const schemaLevel = detailPaths(await trace(service, org.key, { address: { line1: '', city: 5, state: 'Texas', zip: 'abcde', county: 'Travis' }, propertyId: 'x' }));
     expect(new Set(schemaLevel)).toEqual(new Set(['address.line1', 'address.city', 'address.state', 'address.zip', 'address.county', 'propertyId']));
     const ruleLevel = detailPaths(await trace(service, org.key, { address: { line1: '   ', city: 'Austin', state: 'XX', zip: '78701' }, actor: { type: 'entity', firstName: 'Jane' } }));
-    expect(new Set(ruleLevel)).toEqual(new Set(['address.line1', 'address.state', 'actor.firstName']));
+    expect(new Set(ruleLevel)).toEqual(new Set(['address.line1', 'address.state', 'actor.firstName', 'actor.name']));
+  });
+
+  it('refuses an actor that would not narrow the trace: an entity name that folds to nothing, a person with neither name part', async () => {
+    const balanceBefore = await balance(service, org.organizationId);
+    const cases: Array<[Record<string, unknown>, string[]]> = [
+      [{ type: 'entity', name: '.,' }, ['actor.name']],
+      [{ type: 'entity', name: '  ' }, ['actor.name']],
+      [{ type: 'entity', name: "'’" }, ['actor.name']],
+      [{ type: 'entity', name: '' }, ['actor.name']],
+      [{ type: 'entity', name: null }, ['actor.name']],
+      [{ type: 'entity' }, ['actor.name']],
+      [{ type: 'person' }, ['actor.firstName', 'actor.lastName']],
+      [{ type: 'person', firstName: '', lastName: null }, ['actor.firstName', 'actor.lastName']],
+      [{ type: 'person', firstName: '-', lastName: ' .' }, ['actor.firstName', 'actor.lastName']],
+    ];
+    for (const [actor, paths] of cases) {
+      const result = await trace(service, org.key, { address: fixture.address, actor });
+      expect({ actor, paths: detailPaths(result) }).toEqual({ actor, paths });
+    }
+    expect(await balance(service, org.organizationId)).toBe(balanceBefore);
+    // One name part that holds a letter still narrows.
+    expect((await trace(service, org.key, { address: fixture.address, actor: { type: 'person', firstName: '.', lastName: 'Doe' } })).status).toBe(200);
   });
 
   it('answers 413 payload_too_large to a body over 64 KiB', async () => {
@@ -549,9 +633,9 @@ describe('POST /api/v1/skiptrace: validation', () => {
   });
 
   it('charged nothing for any of the refused bodies above', async () => {
-    // The accepted-forms test made 5 successful traces.
-    expect(await balance(service, org.organizationId)).toBe(95);
-    expect(await chargeRows(service, org.organizationId)).toHaveLength(5);
+    // The accepted-forms test made 5 successful traces, the one-name-part actor 1.
+    expect(await balance(service, org.organizationId)).toBe(94);
+    expect(await chargeRows(service, org.organizationId)).toHaveLength(6);
   });
 });
 
@@ -923,6 +1007,19 @@ describe('skipTrace on /graphql', () => {
     expect(errorCode(await gql(service, SKIP_TRACE, { input: { address: { ...fixture.address, state: 'XX' } } }, org.key))).toBe('BAD_USER_INPUT');
     await gqlData(service, `mutation($org: ID!) { setSkipTraceEnabled(organizationId: $org, enabled: false) { id } }`, { org: org.organizationId });
     expect(errorCode(await gql(service, SKIP_TRACE, { input: { address: fixture.address } }, org.key))).toBe('FEATURE_UNAVAILABLE');
+    expect(await balance(service, org.organizationId)).toBe(1);
+  });
+
+  it('refuses an actor that would not narrow the trace with BAD_USER_INPUT naming the field', async () => {
+    const org = await setupOrg(service, { credits: 1 });
+    for (const [actor, path] of [
+      [{ type: 'entity', name: '.,' }, 'actor.name'],
+      [{ type: 'person', firstName: '  ' }, 'actor.firstName'],
+    ] as const) {
+      const result = await gql(service, SKIP_TRACE, { input: { address: fixture.address, actor } }, org.key);
+      expect(errorCode(result)).toBe('BAD_USER_INPUT');
+      expect((result.errors![0].extensions as { details: { path: string }[] }).details.map((d) => d.path)).toContain(path);
+    }
     expect(await balance(service, org.organizationId)).toBe(1);
   });
 

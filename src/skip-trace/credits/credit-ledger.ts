@@ -7,8 +7,16 @@ import { getOrganization } from '../../organizations/organizations.service.js';
  * conditional update of the balance in one transaction, so the balance never goes below zero
  * and always equals the sum of the ledger.
  */
+/** `organizations.skip_trace_credits` is a PostgreSQL integer. */
+export const MAX_CREDIT_BALANCE = 2_147_483_647;
+
 export const creditLedger = {
-  /** A purchase; a `reference` already applied to this organization is not applied again. */
+  /**
+   * A purchase. A `reference` already applied to this organization is not applied again: repeated
+   * with the same amount it changes nothing, with another amount it is a CONFLICT (a reused
+   * reference, not a retry). A purchase that would take the balance past MAX_CREDIT_BALANCE is
+   * refused whole. Concurrent calls serialize on the unique reference and on the balance row.
+   */
   async addCredits(em: Em, organizationId: string, amount: number, reference: string) {
     if (!Number.isInteger(amount) || amount < 1) throw badInput('amount must be a positive integer.', [{ path: 'amount', message: 'must be at least 1' }]);
     if (!reference.trim() || reference.length > 200) throw badInput('reference must be 1 to 200 characters.', [{ path: 'reference', message: 'must be 1 to 200 characters' }]);
@@ -19,7 +27,27 @@ export const creditLedger = {
          on conflict (organization_id, reference) where kind = 'purchase' do nothing returning id`,
         [crypto.randomUUID(), organizationId, amount, reference],
       );
-      if (inserted.length) await tx.execute(`update organizations set skip_trace_credits = skip_trace_credits + ? where id = ?`, [amount, organizationId], 'run');
+      if (!inserted.length) {
+        const [applied] = await tx.execute<{ amount: number }[]>(
+          `select amount from skip_trace_credit_ledger where organization_id = ? and reference = ? and kind = 'purchase'`,
+          [organizationId, reference],
+        );
+        if (Number(applied.amount) !== amount) {
+          throw new AppError('CONFLICT', `reference was already applied to this organization with amount ${applied.amount}.`, [
+            { path: 'reference', message: 'was already used for a purchase of another amount' },
+          ]);
+        }
+        return;
+      }
+      // The condition, not a prior read, guards the limit: it is evaluated on the locked row.
+      const result = await tx.execute<{ affectedRows: number }>(
+        `update organizations set skip_trace_credits = skip_trace_credits + ? where id = ? and skip_trace_credits <= ?`,
+        [amount, organizationId, MAX_CREDIT_BALANCE - amount],
+        'run',
+      );
+      if (result.affectedRows !== 1) {
+        throw badInput(`The balance may not exceed ${MAX_CREDIT_BALANCE} credits.`, [{ path: 'amount', message: `would take the balance past ${MAX_CREDIT_BALANCE}` }]);
+      }
     });
     // Re-read through the same EntityManager (a fork would need a second connection, which the
     // embedded database does not have while a transaction is open).
