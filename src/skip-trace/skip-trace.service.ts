@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import type { OrganizationPrincipal } from '../auth/principal.js';
 import type { Em } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
@@ -76,6 +77,12 @@ export async function runSkipTrace(
       throw error;
     }
     const { result, cacheHit } = resolved;
+    // A caller that left while the trace ran is seen only once the event loop reads its socket,
+    // and the embedded database runs on this thread: two turns of the loop let a pending close
+    // be read (the first lands before this iteration's I/O poll, the second after the next).
+    await setImmediate();
+    await setImmediate();
+    if (client.signal.aborted) throw new CallerGoneError();
     await em.transactional(async (tx) => {
       await creditLedger.charge(tx, principal.organizationId, requestId);
       await recordAudit(tx, requestId, principal, startedAt, { outcome: result.status, cacheKey, cacheHit, charged: true });

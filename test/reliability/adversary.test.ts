@@ -18,8 +18,8 @@ const logLines: string[] = [];
 let service: TestService;
 beforeAll(async () => {
   service = await startService(
-    { LOG_LEVEL: 'info', SKIPTRACE_MAX_IN_FLIGHT: '3' },
-    { logDestination: new Writable({ write: (chunk, _encoding, done) => (logLines.push(String(chunk)), done()) }) },
+    { LOG_LEVEL: process.env.DEBUG_LOG ? 'error' : 'info', SKIPTRACE_MAX_IN_FLIGHT: '3' },
+    { logDestination: new Writable({ write: (chunk, _encoding, done) => (logLines.push(String(chunk)), process.env.DEBUG_LOG && process.stderr.write(chunk), done()) }) },
   );
   const imported = await service.graphql(`mutation($i: [PropertyRecordInput!]!) { importPropertyRecords(input: $i) { imported } }`, {
     i: [{ address: ADDRESS, owners: [{ type: 'person', firstName: 'Ada', lastName: 'Stone' }] }],

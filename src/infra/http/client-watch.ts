@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
  * Whether the caller is still there to receive the response. `signal` aborts when the connection
@@ -14,21 +14,27 @@ export interface ClientWatch {
   onDone(callback: () => void): void;
 }
 
-export function watchClient(response: ServerResponse): ClientWatch {
+export function watchClient(request: IncomingMessage, response: ServerResponse): ClientWatch {
   const controller = new AbortController();
   const pending: Array<() => void> = [];
   const done: Array<() => void> = [];
   let over = false;
-  const onClose = () => {
-    over = true;
-    for (const callback of done.splice(0)) callback();
-    // 'close' also follows a response written in full: that one was delivered.
-    if (response.writableFinished) {
-      pending.length = 0;
-      return;
-    }
+  const gone = () => {
+    if (controller.signal.aborted || response.writableFinished) return;
     controller.abort();
     for (const callback of pending.splice(0)) callback();
+  };
+  // The caller's end of the connection closing (FIN) is the first sign it left: the response
+  // closes only later, once the host gives up on it.
+  const socket = request.socket;
+  socket.once('end', gone);
+  const onClose = () => {
+    over = true;
+    socket.off('end', gone);
+    for (const callback of done.splice(0)) callback();
+    // 'close' also follows a response written in full: that one was delivered.
+    if (response.writableFinished) pending.length = 0;
+    else gone();
   };
   // A connection that closed before this watch began (the caller left while we authenticated)
   // fires no further 'close' event.

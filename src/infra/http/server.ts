@@ -92,7 +92,7 @@ export function createHttpServer(services: Services): FastifyInstance {
   app.decorateRequest('client', null as unknown as ClientWatch);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
-    request.client = watchClient(reply.raw);
+    request.client = watchClient(request.raw, reply.raw);
     const socket = request.raw.socket as Socket & { [kRequestId]?: string };
     socket[kRequestId] = request.id;
     reply.raw.once('finish', () => {
