@@ -22,8 +22,6 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** How often Node checks connections for the header and body timeouts: their resolution. */
 const TIMEOUT_CHECK_INTERVAL_MS = 250;
-/** An idle keep-alive connection is closed after this long without a request. */
-const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** Set on a socket while it carries a request, so a timeout answered on the raw socket names it. */
 const kRequestId = Symbol('requestId');
 
@@ -64,9 +62,9 @@ export function createHttpServer(services: Services): FastifyInstance {
     return503OnClosing: true,
     // A request whose headers and body have not arrived within the body timeout is ended with 408
     // (clientErrorHandler below), freeing whatever it held; so is a connection that never sends a
-    // request. Node checks this every TIMEOUT_CHECK_INTERVAL_MS.
+    // request. Node checks this every TIMEOUT_CHECK_INTERVAL_MS. Idle keep-alive connections keep
+    // Fastify's 72 s, longer than common load balancers' idle timeouts (a shorter one races them).
     requestTimeout: bodyTimeoutMs,
-    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     http: { requestTimeout: bodyTimeoutMs, headersTimeout: bodyTimeoutMs, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
     // URLs the router cannot decode, or whose segments are over-long, are no route of ours.
     frameworkErrors: (error, request, reply) => {
