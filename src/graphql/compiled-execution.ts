@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { getOperationAST, Kind, type DocumentNode, type ExecutionArgs, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import { getOperationAST, type DocumentNode, type ExecutionArgs, type SelectionSetNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
+import { fieldsOf, fragmentsOf } from './selections.js';
 
 /**
  * Compiled execution (graphql-jit) for the documents `/graphql` callers repeat, within bounds a
@@ -32,23 +33,15 @@ interface Compiled {
 export function expandedFieldCount(document: DocumentNode, operationName: string | null | undefined, limit: number): number {
   const operation = getOperationAST(document, operationName);
   if (!operation) return Infinity;
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  const fragment = fragmentsOf(document);
   let count = 0;
   const walk = (selectionSet: SelectionSetNode) => {
-    for (const selection of selectionSet.selections) {
+    for (const field of fieldsOf(selectionSet, fragment)) {
       if (count > limit) return;
-      if (selection.kind === Kind.FIELD) {
-        // Introspection runs on graphql-js, where its own budget applies (introspection-budget.ts).
-        if (selection.name.value === '__schema' || selection.name.value === '__type') count = Infinity;
-        count++;
-        if (selection.selectionSet) walk(selection.selectionSet);
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        walk(selection.selectionSet);
-      } else {
-        const fragment = fragments.get(selection.name.value);
-        if (fragment) walk(fragment.selectionSet);
-      }
+      // Introspection runs on graphql-js, where its own budget applies (introspection-budget.ts).
+      if (field.name.value === '__schema' || field.name.value === '__type') count = Infinity;
+      count++;
+      if (field.selectionSet) walk(field.selectionSet);
     }
   };
   walk(operation.selectionSet);

@@ -1,4 +1,4 @@
-import { GraphQLError, Kind, type ASTVisitor, type FieldNode, type SelectionSetNode, type ValidationContext, type ValidationRule } from 'graphql';
+import { GraphQLError, type ASTVisitor, type ValidationContext, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
@@ -6,6 +6,7 @@ import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import type { ErrorCode } from './errors.js';
 import { containsNul } from '../common/nul.js';
+import { fieldsOf } from './selections.js';
 
 /**
  * Limits on what one `/graphql` request may ask for. Each refusal is a `BAD_USER_INPUT` error with
@@ -127,25 +128,9 @@ export function skipTraceAloneRule(context: ValidationContext): ASTVisitor {
   return {
     OperationDefinition(operation) {
       if (operation.operation !== 'mutation') return;
-      const fields: FieldNode[] = [];
-      const seen = new Set<string>();
-      const collect = (selectionSet: SelectionSetNode) => {
-        for (const selection of selectionSet.selections) {
-          if (selection.kind === Kind.FIELD) {
-            if (selection.name.value !== '__typename') fields.push(selection);
-          } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-            collect(selection.selectionSet);
-          } else if (!seen.has(selection.name.value)) {
-            seen.add(selection.name.value);
-            const fragment = context.getFragment(selection.name.value);
-            if (fragment) collect(fragment.selectionSet);
-          }
-        }
-      };
-      collect(operation.selectionSet);
-      if (fields.length > 1 && fields.some((field) => field.name.value === 'skipTrace')) {
-        context.reportError(new GraphQLError(SKIP_TRACE_ALONE_MESSAGE, { nodes: fields.filter((field) => field.name.value === 'skipTrace'), extensions: { code: 'BAD_USER_INPUT' } }));
-      }
+      const fields = [...fieldsOf(operation.selectionSet, (name) => context.getFragment(name) ?? undefined)].filter((field) => field.name.value !== '__typename');
+      const traces = fields.filter((field) => field.name.value === 'skipTrace');
+      if (traces.length > 0 && fields.length > 1) context.reportError(new GraphQLError(SKIP_TRACE_ALONE_MESSAGE, { nodes: traces, extensions: { code: 'BAD_USER_INPUT' } }));
     },
   };
 }

@@ -8,7 +8,6 @@ import {
   TypeMetaFieldDef,
   type DocumentNode,
   type FieldNode,
-  type FragmentDefinitionNode,
   type GraphQLField,
   type GraphQLObjectType,
   type GraphQLResolveInfo,
@@ -16,6 +15,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { fieldsOf, fragmentsOf, type FragmentLookup } from './selections.js';
 
 /**
  * Values (fields and list items) one operation's introspection may return. The depth and cost
@@ -34,7 +34,7 @@ export const MAX_INTROSPECTION_VALUES = 10_000;
 
 interface Walk {
   schema: GraphQLSchema;
-  fragments: Record<string, FragmentDefinitionNode>;
+  fragment: FragmentLookup;
   variables: Record<string, unknown>;
   count: number;
 }
@@ -43,8 +43,8 @@ interface Walk {
 export function introspectionSize(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown>, budget: number): number {
   const operation = getOperationAST(document, operationName);
   if (!operation) return 0;
-  const walk: Walk = { schema, fragments: fragmentsOf(document), variables, count: 0 };
-  for (const field of rootFields(operation.selectionSet, walk.fragments, new Set())) {
+  const walk: Walk = { schema, fragment: fragmentsOf(document), variables, count: 0 };
+  for (const field of introspectionRootFields(operation.selectionSet, walk.fragment)) {
     const meta = field.name.value === '__schema' ? SchemaMetaFieldDef : TypeMetaFieldDef;
     countField(walk, meta as GraphQLField<unknown, unknown>, field, undefined, budget);
     if (walk.count > budget) break;
@@ -53,17 +53,8 @@ export function introspectionSize(schema: GraphQLSchema, document: DocumentNode,
 }
 
 /** The operation's root `__schema` and `__type` fields, through fragments at the root. */
-function* rootFields(selectionSet: SelectionSetNode, fragments: Walk['fragments'], seen: Set<string>): Generator<FieldNode> {
-  for (const selection of selectionSet.selections) {
-    if (selection.kind === Kind.FIELD) {
-      if (selection.name.value === '__schema' || selection.name.value === '__type') yield selection;
-    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      yield* rootFields(selection.selectionSet, fragments, seen);
-    } else if (!seen.has(selection.name.value) && fragments[selection.name.value]) {
-      seen.add(selection.name.value);
-      yield* rootFields(fragments[selection.name.value].selectionSet, fragments, seen);
-    }
-  }
+function* introspectionRootFields(selectionSet: SelectionSetNode, fragment: FragmentLookup): Generator<FieldNode> {
+  for (const field of fieldsOf(selectionSet, fragment)) if (field.name.value === '__schema' || field.name.value === '__type') yield field;
 }
 
 /**
@@ -85,18 +76,11 @@ function countField(walk: Walk, field: GraphQLField<unknown, unknown>, node: Fie
 }
 
 function countSelections(walk: Walk, selectionSet: SelectionSetNode, type: GraphQLObjectType, source: unknown, budget: number) {
-  for (const selection of selectionSet.selections) {
+  for (const selection of fieldsOf(selectionSet, walk.fragment)) {
     if (walk.count > budget) return;
-    if (selection.kind === Kind.FIELD) {
-      const field = type.getFields()[selection.name.value];
-      if (field) countField(walk, field, selection, source, budget);
-      else walk.count++; // __typename
-    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      countSelections(walk, selection.selectionSet, type, source, budget);
-    } else {
-      const fragment = walk.fragments[selection.name.value];
-      if (fragment) countSelections(walk, fragment.selectionSet, type, source, budget);
-    }
+    const field = type.getFields()[selection.name.value];
+    if (field) countField(walk, field, selection, source, budget);
+    else walk.count++; // __typename
   }
 }
 
@@ -106,17 +90,11 @@ const introspects = new WeakMap<DocumentNode, boolean>();
 function hasIntrospection(document: DocumentNode): boolean {
   let known = introspects.get(document);
   if (known === undefined) {
-    const fragments = fragmentsOf(document);
-    known = document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && !rootFields(definition.selectionSet, fragments, new Set()).next().done);
+    const fragment = fragmentsOf(document);
+    known = document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && !introspectionRootFields(definition.selectionSet, fragment).next().done);
     introspects.set(document, known);
   }
   return known;
-}
-
-function fragmentsOf(document: DocumentNode): Walk['fragments'] {
-  const fragments: Walk['fragments'] = {};
-  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
-  return fragments;
 }
 
 /** Refuses, before execution, an operation whose introspection would return more than the budget. */

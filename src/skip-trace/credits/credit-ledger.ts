@@ -2,14 +2,14 @@ import type { Em } from '../../infra/database/orm.js';
 import { AppError, badInput } from '../../graphql/errors.js';
 import { getOrganization } from '../../organizations/organizations.service.js';
 
+/** `organizations.skip_trace_credits` is a PostgreSQL integer. */
+export const MAX_CREDIT_BALANCE = 2_147_483_647;
+
 /**
  * The only writer of `organizations.skip_trace_credits`. Every change is a ledger row plus a
  * conditional update of the balance in one transaction, so the balance never goes below zero
  * and always equals the sum of the ledger.
  */
-/** `organizations.skip_trace_credits` is a PostgreSQL integer. */
-export const MAX_CREDIT_BALANCE = 2_147_483_647;
-
 export const creditLedger = {
   /**
    * A purchase. A `reference` already applied to this organization is not applied again: repeated
