@@ -1,18 +1,18 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
 /**
- * Generates the gateway's persisted documents from `src/gateway/operations/*.graphql`, checked
+ * Generates the gateway's persisted documents from `src/server/gateway/operations/*.graphql`, checked
  * against the printed schema. `npm run codegen` after changing an operation; a test fails while
  * the generated manifest is stale.
  */
 const config: CodegenConfig = {
   schema: 'schema.graphql',
-  documents: ['src/gateway/operations/*.graphql'],
+  documents: ['src/server/gateway/operations/*.graphql'],
   ignoreNoDocuments: false,
   // ESM output (`.js` in relative imports) for "module": "nodenext".
   importExtension: '.js',
   generates: {
-    'src/gateway/__generated__/': {
+    'src/server/gateway/__generated__/': {
       preset: 'client',
       presetConfig: {
         fragmentMasking: false,

@@ -21,13 +21,13 @@ async function main() {
   // load (app.js is imported only now, and the build keeps it a separate chunk).
   const embeddedEngine = config.database.kind === 'embedded' ? startEmbeddedEngine(config.database) : undefined;
   embeddedEngine?.catch(() => undefined); // awaited (and reported) by buildApp; not an unhandled rejection meanwhile
-  const { buildApp } = await import('./app.js');
+  const { buildApp } = await import('./server/app.js');
   const app = await buildApp(config, log, { embeddedEngine });
 
-  let demo: Awaited<ReturnType<typeof import('./seed/demo-seed.js').seedDemo>> | null = null;
+  let demo: Awaited<ReturnType<typeof import('./server/demo-seed.js').seedDemo>> | null = null;
   // Demo data only ever goes into a brand-new embedded database, never into a real one.
   if (config.seedDemo && app.database.kind === 'embedded' && app.database.freshEmbedded) {
-    const { seedDemo } = await import('./seed/demo-seed.js');
+    const { seedDemo } = await import('./server/demo-seed.js');
     demo = await seedDemo(app.services.orm.em.fork());
   }
 

@@ -1,8 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { User } from '../organizations/user.entity.js';
 
-export const SCOPES = ['READ', 'WRITE', 'ADMIN'] as const;
-export type Scope = (typeof SCOPES)[number];
+import type { Scope } from '../graphql/principal.js';
 
 /**
  * A gateway key (`gk_…`): acts as its owner user within its scopes. Only the SHA-256 of the secret

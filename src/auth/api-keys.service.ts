@@ -1,9 +1,9 @@
 import type { Em } from '../infra/database/orm.js';
 import { isUuid } from '../common/uuid.js';
-import { AppError, badInput } from '../graphql/errors.js';
+import { AppError, badInput } from '../common/errors.js';
 import { getUser } from '../organizations/organizations.service.js';
-import type { UserRole } from '../organizations/user.entity.js';
-import { ApiKey, type Scope } from './api-key.entity.js';
+import type { Scope, UserRole } from '../graphql/principal.js';
+import { ApiKey } from './api-key.entity.js';
 import { generateSecret, hashSecret, secretHint } from './secrets.js';
 
 export interface IssuedKey {
@@ -62,9 +62,9 @@ export async function organizationOfApiKey(em: Em, keyId: string): Promise<strin
 
 /** Revocation is a single update, seen by every instance's next lookup (keys are never cached). */
 export async function revokeApiKey(em: Em, keyId: string): Promise<boolean> {
-  if (!isUuid(keyId)) throw new AppError('NOT_FOUND', 'No such API key.');
+  if (!isUuid(keyId)) throw new AppError('not_found', 'No such API key.');
   const key = await em.findOne(ApiKey, { id: keyId });
-  if (!key) throw new AppError('NOT_FOUND', 'No such API key.');
+  if (!key) throw new AppError('not_found', 'No such API key.');
   if (!key.revokedAt) {
     key.revokedAt = new Date();
     await em.flush();

@@ -1,7 +1,7 @@
 import { builder } from '../graphql/builder.js';
-import { SCOPES } from './api-key.entity.js';
+import { SCOPES } from '../graphql/principal.js';
 import { createApiKey, organizationOfApiKey, revokeApiKey, type IssuedKey } from './api-keys.service.js';
-import { issuerOf } from './principal.js';
+import { issuerOf } from '../graphql/principal.js';
 
 export const ScopeEnum = builder.enumType('Scope', { values: SCOPES });
 

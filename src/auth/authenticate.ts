@@ -1,7 +1,13 @@
 import type { Sql } from '../infra/database/sql.js';
-import type { Scope } from './api-key.entity.js';
-import { anonymous, type Principal } from './principal.js';
+import type { Scope } from '../graphql/principal.js';
+import { anonymous, type Principal } from '../graphql/principal.js';
 import { hashesEqual, hashSecret, isWellFormedSecret, secretsEqual } from './secrets.js';
+
+declare module '../graphql/context.js' {
+  interface Services {
+    authenticator: Authenticator;
+  }
+}
 
 export interface Authenticator {
   /**

@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Config } from '../infra/config.js';
 import { createWindowLimiter, type WindowDecision } from '../infra/rate-limit.js';
-import type { Principal } from './principal.js';
+import type { Principal } from '../graphql/principal.js';
+
+declare module '../graphql/context.js' {
+  interface Services {
+    /** Requests-per-minute windows, per credential (and per client IP without one). */
+    rateWindows: RateWindows;
+  }
+}
 
 export type Caller = Exclude<Principal, { type: 'anonymous' }>;
 

@@ -1,7 +1,7 @@
 import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import type { Context, OrganizationContext, PlatformContext, UserContext } from './context.js';
-import { AppError } from './errors.js';
+import { AppError } from '../common/errors.js';
 
 /**
  * The one SchemaBuilder. Scopes:
@@ -51,8 +51,8 @@ export const builder = new SchemaBuilder<{
     },
     unauthorizedError: (_parent, context, info) =>
       context.principal.type === 'anonymous'
-        ? new AppError('UNAUTHENTICATED', 'A valid credential is required.')
-        : new AppError('FORBIDDEN', `The credential may not use ${info.parentType.name}.${info.fieldName}.`),
+        ? new AppError('invalid_key', 'A valid credential is required.')
+        : new AppError('insufficient_scope', `The credential may not use ${info.parentType.name}.${info.fieldName}.`),
   },
 });
 

@@ -1,31 +1,47 @@
+import type DataLoader from 'dataloader';
 import type { FastifyBaseLogger as Logger } from 'fastify';
+import type { Redis } from 'ioredis';
+import type pino from 'pino';
+import type { Config } from '../infra/config.js';
 import type { Em, Orm } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
-import type { OrganizationPrincipal, Principal, UserPrincipal, PlatformPrincipal } from '../auth/principal.js';
-import type { Services } from '../services.js';
 import type { ClientWatch } from '../infra/http/client-watch.js';
-import { createLoaders, type Loaders } from './loaders.js';
+import type { OrganizationPrincipal, PlatformPrincipal, Principal, UserPrincipal } from './principal.js';
 
-/** What the HTTP host hands to Yoga for each request (Yoga's "server context"). */
+/**
+ * Process-wide dependencies, built once at start-up (server/app.ts) and shared by every request.
+ * A domain that provides a service adds it here from its own folder (declaration merging), so
+ * this base never imports a domain:
+ *
+ *     declare module '../graphql/context.js' { interface Services { traces: TraceCoordinator } }
+ */
+export interface Services {
+  config: Config;
+  log: pino.Logger;
+  orm: Orm;
+  /** Raw SQL on the ORM's own pool, for hot paths that track no entities (infra/database/sql.ts). */
+  sql: Sql;
+  redis: Redis | null;
+}
+
+/** What the HTTP host hands to Yoga, or the REST handler to the executor, for each request. */
 export interface RequestContext {
   principal: Principal;
   requestId: string;
   log: Logger;
   /** Whether the caller is still connected, and what to undo if its response is not delivered. */
   client: ClientWatch;
-  /** Set by the skip trace REST route, which has already taken the key's in-flight slot. */
-  skipTraceAdmitted?: boolean;
 }
 
 /**
- * One request's database handles. Raw SQL is there at once; the forked EntityManager and the
- * DataLoaders built on it are created when a resolver first asks, because the hot operations
- * (feed pages, counts, marks) track no entities, and a fork per request was a measurable share
- * of their allocation and CPU (bench/results).
+ * One request's database handles. Raw SQL is there at once; the forked EntityManager and any
+ * DataLoader are created when a resolver first asks, because the hot operations (feed pages,
+ * counts, marks) track no entities, and a fork per request was a measurable share of their
+ * allocation and CPU (bench/results).
  */
 export class RequestDb {
   #em: Em | undefined;
-  #loaders: Loaders | undefined;
+  readonly #loaders = new Map<symbol, DataLoader<unknown, unknown>>();
 
   constructor(
     private readonly orm: Orm,
@@ -35,16 +51,26 @@ export class RequestDb {
 
   /** This request's own EntityManager (identity map, unit of work). */
   get em(): Em {
-    return (this.#em ??= this.orm.em.fork());
+    this.#em ??= this.orm.em.fork();
+    return this.#em;
   }
 
-  /** Per-request batching of lookups by id, over `em`. */
-  get loaders(): Loaders {
-    return (this.#loaders ??= createLoaders(this.em));
+  /**
+   * This request's DataLoader named `key`, made by `create` on first use: lookups by id within one
+   * request are batched, so nested fields never issue one query per row. Each domain declares its
+   * own loaders (a `symbol` each) beside its schema.
+   */
+  loader<K, V>(key: symbol, create: (em: Em) => DataLoader<K, V>): DataLoader<K, V> {
+    let loader = this.#loaders.get(key);
+    if (!loader) {
+      loader = create(this.em) as DataLoader<unknown, unknown>;
+      this.#loaders.set(key, loader);
+    }
+    return loader as DataLoader<K, V>;
   }
 }
 
-/** The GraphQL context: per-request state only (database handles, principal). */
+/** The GraphQL context: per-request state (principal, database handles) and the process's services. */
 export interface Context extends RequestContext {
   db: RequestDb;
   services: Services;

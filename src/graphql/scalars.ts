@@ -1,5 +1,5 @@
 import { isInTimestampRange } from '../common/timestamp-range.js';
-import { badInput } from './errors.js';
+import { badInput } from '../common/errors.js';
 import { builder } from './builder.js';
 
 /** ISO 8601 UTC timestamps with milliseconds. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isInTimestampRange } from '../common/timestamp-range.js';
 import { isUuid } from '../common/uuid.js';
-import { badInput } from '../graphql/errors.js';
+import { badInput } from '../common/errors.js';
 
 /** The position after the last row of a page: keyset pagination on (created_at desc, id desc). */
 export interface FeedPosition {

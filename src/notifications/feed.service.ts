@@ -2,7 +2,7 @@ import type { Em } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
 import { isUuid } from '../common/uuid.js';
 import { pgTextArray } from '../common/pg-array.js';
-import { badInput } from '../graphql/errors.js';
+import { badInput } from '../common/errors.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { Notification, NotificationType } from './notification.entity.js';
 

@@ -1,6 +1,7 @@
 import { builder } from '../graphql/builder.js';
 import { Organization } from './organization.entity.js';
-import { User, USER_ROLES } from './user.entity.js';
+import { User } from './user.entity.js';
+import { USER_ROLES } from '../graphql/principal.js';
 import { createOrganization, createUser, findOrganization, setUserRole } from './organizations.service.js';
 
 export const UserRoleEnum = builder.enumType('UserRole', { values: USER_ROLES });

@@ -1,10 +1,11 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Em } from '../infra/database/orm.js';
 import { isUuid } from '../common/uuid.js';
-import { AppError, badInput } from '../graphql/errors.js';
+import { AppError, badInput } from '../common/errors.js';
 import { withdrawAdminScope } from '../auth/api-keys.service.js';
 import { Organization } from './organization.entity.js';
-import { User, type UserRole } from './user.entity.js';
+import { User } from './user.entity.js';
+import type { UserRole } from '../graphql/principal.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -14,13 +15,13 @@ export async function findOrganization(em: Em, id: string): Promise<Organization
 
 export async function getOrganization(em: Em, id: string): Promise<Organization> {
   const organization = await findOrganization(em, id);
-  if (!organization) throw new AppError('NOT_FOUND', 'No such organization.');
+  if (!organization) throw new AppError('not_found', 'No such organization.');
   return organization;
 }
 
 export async function getUser(em: Em, id: string): Promise<User> {
   const user = isUuid(id) ? await em.findOne(User, { id }) : null;
-  if (!user) throw new AppError('NOT_FOUND', 'No such user.');
+  if (!user) throw new AppError('not_found', 'No such user.');
   return user;
 }
 
@@ -40,7 +41,7 @@ export async function createUser(em: Em, input: { organizationId: string; email:
   try {
     await em.flush();
   } catch (error) {
-    if (error instanceof UniqueConstraintViolationException) throw new AppError('CONFLICT', 'A user with this email already exists in the organization.');
+    if (error instanceof UniqueConstraintViolationException) throw new AppError('conflict', 'A user with this email already exists in the organization.');
     throw error;
   }
   return user;

@@ -1,8 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { Organization } from './organization.entity.js';
 
-export const USER_ROLES = ['ADMIN', 'MEMBER'] as const;
-export type UserRole = (typeof USER_ROLES)[number];
+import { USER_ROLES } from '../graphql/principal.js';
 
 export const UserSchema = defineEntity({
   name: 'User',

@@ -1,15 +1,16 @@
 import { builder } from '../graphql/builder.js';
 import { constraints } from '../graphql/constraints.js';
 import { CREATED_BY_DESCRIPTION, IssuedKeyRef } from '../auth/auth.schema.js';
-import { issuerOf } from '../auth/principal.js';
+import { issuerOf } from '../graphql/principal.js';
 import { OrganizationRef } from '../organizations/organizations.schema.js';
 import { getOrganization } from '../organizations/organizations.service.js';
 import { creditLedger } from './credits/credit-ledger.js';
-import { generateSkipTraceKey, revokeSkipTraceKey, rotateSkipTraceKey, type SkipTraceKeyInfo } from './keys/skip-trace-keys.service.js';
+import DataLoader from 'dataloader';
+import type { Em } from '../infra/database/orm.js';
+import { isUuid } from '../common/uuid.js';
+import { activeSkipTraceKeys, generateSkipTraceKey, revokeSkipTraceKey, rotateSkipTraceKey, type SkipTraceKeyInfo } from './keys/skip-trace-keys.service.js';
 import { TRACE_STATUSES, type TracedPerson } from './providers/provider.js';
 import { runSkipTrace, type SkipTraceResponse } from './skip-trace.service.js';
-import { AppError } from '../graphql/errors.js';
-import { concurrencyMessage, takeInFlightSlot } from './skip-trace-limits.js';
 import { ADDRESS_FIELD_MAX_LENGTH as TEXT_MAX, ActorTypeEnum, PhoneTypeEnum, SkipTraceAddressInput } from './skip-trace.types.js';
 
 const SkipTraceStatusEnum = builder.enumType('SkipTraceStatus', { values: TRACE_STATUSES });
@@ -24,8 +25,16 @@ const SkipTraceKeyRef = builder.objectRef<SkipTraceKeyInfo>('SkipTraceKey').impl
   }),
 });
 
+/** The active skip trace key of each organization a request lists, in one query. */
+const SKIP_TRACE_KEY_BY_ORGANIZATION = Symbol('skipTraceKeyByOrganization');
+const skipTraceKeyLoader = (em: Em) =>
+  new DataLoader<string, SkipTraceKeyInfo | null>(async (organizationIds) => {
+    const keys = await activeSkipTraceKeys(em, organizationIds.filter(isUuid));
+    return organizationIds.map((id) => keys.get(id) ?? null);
+  });
+
 builder.objectField(OrganizationRef, 'skipTraceKey', (t) =>
-  t.field({ type: SkipTraceKeyRef, nullable: true, resolve: (org, _args, ctx) => ctx.db.loaders.skipTraceKeyByOrganization.load(org.id) }),
+  t.field({ type: SkipTraceKeyRef, nullable: true, resolve: (org, _args, ctx) => ctx.db.loader(SKIP_TRACE_KEY_BY_ORGANIZATION, skipTraceKeyLoader).load(org.id) }),
 );
 
 const SkipTracePhoneRef = builder.objectRef<TracedPerson['phones'][number]>('SkipTracePhone').implement({
@@ -80,21 +89,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: SkipTraceInput, required: true }) },
     resolve: (_root, args, ctx) =>
       runSkipTrace(
-        {
-          em: ctx.db.em,
-          traces: ctx.services.traces,
-          log: ctx.services.log,
-          client: ctx.client,
-          // Calls through /graphql take the key's in-flight slot here; the REST route took it before reading the body.
-          admit: ctx.skipTraceAdmitted
-            ? undefined
-            : () => {
-                const limits = ctx.services.skipTraceLimits;
-                const release = takeInFlightSlot(limits, ctx.principal.keyId, ctx.client.signal);
-                if (!release) throw new AppError('RATE_LIMITED', concurrencyMessage(limits.inFlight.max));
-                return release;
-              },
-        },
+        { em: ctx.db.em, sql: ctx.db.sql, traces: ctx.services.traces, admission: ctx.services.skipTraceAdmission, log: ctx.services.log, client: ctx.client },
         ctx.principal,
         args.input,
       ),

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { setImmediate } from 'node:timers/promises';
-import type { OrganizationPrincipal } from '../auth/principal.js';
+import type { OrganizationPrincipal } from '../graphql/principal.js';
 import type { Em } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
-import { AppError } from '../graphql/errors.js';
-import { restErrorCode } from '../infra/http/api-error.js';
+import { AppError } from '../common/errors.js';
+import type { SkipTraceAdmission } from './admission.js';
+import { CALLER_GONE, recordAudit } from './audit.js';
 import type { Logger } from 'pino';
 import type { ClientWatch } from '../infra/http/client-watch.js';
 import { creditLedger } from './credits/credit-ledger.js';
@@ -17,25 +18,10 @@ export interface SkipTraceResponse extends TraceResult {
   id: string;
 }
 
-interface Audit {
-  outcome: string;
-  cacheKey: string | null;
-  cacheHit: boolean;
-  charged: boolean;
-}
-
-export async function recordAudit(sql: Sql, requestId: string, principal: OrganizationPrincipal, startedAt: number, audit: Audit) {
-  await sql.execute(
-    `insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms) values (?, ?, ?, ?, ?, ?, ?, ?)`,
-    [requestId, principal.organizationId, principal.keyId, audit.cacheKey, audit.outcome, audit.cacheHit, audit.charged, Math.round(performance.now() - startedAt)],
-    'run',
-  );
-}
-
 /** The caller went away before the trace was charged: nothing is charged, nothing is answered. */
 export class CallerGoneError extends AppError {
   constructor() {
-    super('INTERNAL', 'The caller closed the connection before the trace completed.');
+    super('internal_error', 'The caller closed the connection before the trace completed.');
   }
 }
 
@@ -49,7 +35,7 @@ export class CallerGoneError extends AppError {
  * has the charge reversed (creditLedger.reverseCharge).
  */
 export async function runSkipTrace(
-  deps: { em: Em; traces: TraceCoordinator; log: Logger; client: ClientWatch; admit?: () => () => void },
+  deps: { em: Em; sql: Sql; traces: TraceCoordinator; admission: SkipTraceAdmission; log: Logger; client: ClientWatch },
   principal: OrganizationPrincipal,
   input: SkipTraceInput,
 ): Promise<SkipTraceResponse> {
@@ -57,23 +43,23 @@ export async function runSkipTrace(
   const requestId = randomUUID();
   const startedAt = performance.now();
   let cacheKey: string | null = null;
-  let release: (() => void) | undefined;
   try {
-    release = deps.admit?.();
+    // Released when the response is done or the caller leaves (admission.ts).
+    deps.admission.admit(principal.keyId, client);
     const trace = validateTraceInput(input);
     cacheKey = trace.cacheKey;
     const [org] = await em.execute<{ skip_trace_enabled: boolean; skip_trace_credits: number }[]>(
       `select skip_trace_enabled, skip_trace_credits from organizations where id = ?`,
       [principal.organizationId],
     );
-    if (!org?.skip_trace_enabled) throw new AppError('FEATURE_UNAVAILABLE', 'Skip tracing is not available for this organization.');
-    if (org.skip_trace_credits <= 0) throw new AppError('INSUFFICIENT_CREDITS', 'The organization has no skip trace credits left.');
+    if (!org?.skip_trace_enabled) throw new AppError('feature_unavailable', 'Skip tracing is not available for this organization.');
+    if (org.skip_trace_credits <= 0) throw new AppError('insufficient_credits', 'The organization has no skip trace credits left.');
 
     let resolved;
     try {
       resolved = await traces.resolve(trace.cacheKey, { requestId, address: trace.address, actor: trace.actor });
     } catch (error) {
-      if (error instanceof UnresolvableAddressError) throw new AppError('BAD_USER_INPUT', 'The address could not be resolved.', [{ path: 'address', message: 'could not be resolved to a property' }]);
+      if (error instanceof UnresolvableAddressError) throw new AppError('invalid_request', 'The address could not be resolved.', [{ path: 'address', message: 'could not be resolved to a property' }]);
       throw error;
     }
     const { result, cacheHit } = resolved;
@@ -85,7 +71,7 @@ export async function runSkipTrace(
     if (client.signal.aborted) throw new CallerGoneError();
     await em.transactional(async (tx) => {
       await creditLedger.charge(tx, principal.organizationId, requestId);
-      await recordAudit(tx, requestId, principal, startedAt, { outcome: result.status, cacheKey, cacheHit, charged: true });
+      await recordAudit(tx, { id: requestId, principal, startedAt, outcome: result.status, cacheKey, cacheHit, charged: true });
       if (client.signal.aborted) throw new CallerGoneError();
     });
     client.onUndelivered(() => {
@@ -95,16 +81,11 @@ export async function runSkipTrace(
     });
     return { id: requestId, status: result.status, persons: result.persons };
   } catch (error) {
-    // Outcomes use the REST error vocabulary, whichever route the call came through.
-    const outcome = error instanceof CallerGoneError ? CALLER_GONE : restErrorCode(error instanceof AppError ? error.code : 'INTERNAL');
-    await recordAudit(em.fork(), requestId, principal, startedAt, { outcome, cacheKey, cacheHit: false, charged: false }).catch((auditError) =>
+    // Outcomes are the errors' REST names, whichever route the call came through.
+    const outcome = error instanceof CallerGoneError ? CALLER_GONE : error instanceof AppError ? error.kind : 'internal_error';
+    await recordAudit(deps.sql, { id: requestId, principal, startedAt, outcome, cacheKey, cacheHit: false, charged: false }).catch((auditError) =>
       deps.log.error({ err: auditError, requestId }, 'could not record the skip trace audit row'),
     );
     throw error;
-  } finally {
-    release?.();
   }
 }
-
-/** The audit outcome of a call whose caller left before its response was delivered. */
-export const CALLER_GONE = 'client_closed';

@@ -5,7 +5,7 @@
  */
 import { builder } from '../graphql/builder.js';
 import { constraints } from '../graphql/constraints.js';
-import type { ErrorDetail } from '../graphql/errors.js';
+import type { ErrorDetail } from '../common/errors.js';
 import { standardizeState } from './address/index.js';
 import { PHONE_TYPES } from './providers/provider.js';
 

@@ -3,9 +3,15 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Orm } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
-import { AppError } from '../graphql/errors.js';
+import { AppError } from '../common/errors.js';
 import { resultCache } from './result-cache.js';
 import type { SkipTraceProvider, TraceRequest, TraceResult } from './providers/provider.js';
+
+declare module '../graphql/context.js' {
+  interface Services {
+    traces: TraceCoordinator;
+  }
+}
 
 export interface ResolvedTrace {
   result: TraceResult;
@@ -80,7 +86,7 @@ export function createTraceCoordinator(options: { orm: Orm; sql: Sql; redis: Red
 
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new AppError('TIMEOUT', `The trace did not complete within ${Math.round(options.timeoutMs / 1000)} s; retry to get its result.`)), options.timeoutMs);
+        timer = setTimeout(() => reject(new AppError('timeout', `The trace did not complete within ${Math.round(options.timeoutMs / 1000)} s; retry to get its result.`)), options.timeoutMs);
       });
       try {
         return await Promise.race([shared, timeout]);

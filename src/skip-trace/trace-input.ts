@@ -1,5 +1,5 @@
 import { normalizeActor, normalizeEntityName, normalizePersonNamePart, standardizeAddress, traceCacheKey, type NormalizedActor, type StandardAddress } from './address/index.js';
-import { badInput, type ErrorDetail } from '../graphql/errors.js';
+import { badInput, type ErrorDetail } from '../common/errors.js';
 import { ADDRESS_FIELD_MAX_LENGTH, validateAddressInput } from './skip-trace.types.js';
 
 export interface SkipTraceInput {

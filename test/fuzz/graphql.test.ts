@@ -15,7 +15,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { isEnumType, isInputObjectType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { schema } from '../../src/graphql/schema.js';
+import { schema } from '../../src/server/schema.js';
 import { publish, startService, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);

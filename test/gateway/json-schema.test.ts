@@ -2,8 +2,8 @@ import { Ajv } from 'ajv';
 import { Kind, buildSchema, parse } from 'graphql';
 import type { GraphQLArgument, GraphQLInputField, GraphQLInputObjectType, OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { fragmentsOf, resultJsonSchema, variablesJsonSchema } from '../../src/gateway/json-schema.js';
-import type { JsonSchema } from '../../src/gateway/json-schema.js';
+import { fragmentsOf, resultJsonSchema, variablesJsonSchema } from '../../src/server/rest/json-schema.js';
+import type { JsonSchema } from '../../src/server/rest/json-schema.js';
 
 const schema = buildSchema(/* GraphQL */ `
   scalar DateTime

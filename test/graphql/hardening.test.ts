@@ -9,9 +9,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { GraphQLError, getIntrospectionQuery, locatedError } from 'graphql';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../src/graphql/errors.js';
-import { MAX_ALIASES, MAX_COST, MAX_DEPTH, MAX_TOKENS } from '../../src/graphql/hardening.js';
-import { maskError } from '../../src/graphql/yoga.js';
+import { AppError } from '../../src/common/errors.js';
+import { MAX_ALIASES, MAX_COST, MAX_DEPTH, MAX_TOKENS } from '../../src/server/graphql/hardening.js';
+import { maskError } from '../../src/server/graphql/graphql-errors.js';
 import { publish, startService, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
 
 const CONTRACT_CODES = ['UNAUTHENTICATED', 'FORBIDDEN', 'BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'INSUFFICIENT_CREDITS', 'FEATURE_UNAVAILABLE', 'RATE_LIMITED', 'TIMEOUT', 'INTERNAL'];
@@ -21,7 +21,7 @@ let user: Provisioned;
 let skipTraceKey: string;
 let street: string;
 
-const manifest = JSON.parse(readFileSync(new URL('../../src/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8')) as Record<string, string>;
+const manifest = JSON.parse(readFileSync(new URL('../../src/server/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8')) as Record<string, string>;
 
 function post(body: unknown, bearer: string | null = user.key, headers: Record<string, string> = {}): Promise<HttpResult> {
   return service.request('/graphql', {
@@ -282,7 +282,7 @@ describe('refusals before Yoga, in GraphQL shape', () => {
 describe('masked errors', () => {
   it("returns a resolver's located AppError unchanged, so Yoga does not log a caller's mistake as an unexpected error", () => {
     const log = pino({ level: 'silent' });
-    const appError = new AppError('NOT_FOUND', 'No such organization.');
+    const appError = new AppError('not_found', 'No such organization.');
     const located = locatedError(appError, [], ['organization']);
     expect(maskError(located, log)).toBe(located);
     expect(maskError(located, log).extensions.code).toBe('NOT_FOUND');

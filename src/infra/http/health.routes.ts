@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Redis } from 'ioredis';
+import type { Sql } from '../database/sql.js';
 
 /** `/healthz`: the process is up. `/readyz`: migrations done and every backend answers. */
-export function registerHealthRoutes(app: FastifyInstance, services: Services) {
+export function registerHealthRoutes(app: FastifyInstance, services: { sql: Sql; redis: Redis | null }) {
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {

@@ -1,11 +1,12 @@
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
-import type { Services } from '../../services.js';
-import { ApiError } from './api-error.js';
+import { AppError, MASKED_MESSAGE } from '../../common/errors.js';
 import { watchClient, type ClientWatch } from './client-watch.js';
-import { containsNul } from '../../common/nul.js';
+import { containsNul, NUL_MESSAGE } from '../../common/nul.js';
 import { requestScope } from '../logger.js';
+import type { Config } from '../config.js';
+import type { Logger } from 'pino';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,31 +30,31 @@ const kRequestId = Symbol('requestId');
 const JSON_MEDIA_TYPE = /^application\/json[ \t]*(;|$)/i;
 
 /** The contract's error body written straight to a socket, for errors raised before any route runs. */
-function answerOnSocket(socket: Socket, apiError: ApiError, requestId: string) {
-  const body = JSON.stringify(apiError.toBody(requestId));
+function answerOnSocket(socket: Socket, appError: AppError, requestId: string) {
+  const body = JSON.stringify(appError.toBody(requestId));
   socket.end(
-    `HTTP/1.1 ${apiError.status} ${apiError.code}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${appError.status} ${appError.kind}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 
-/** Sends an ApiError in the contract's shape, with its headers. */
-export function sendApiError(request: FastifyRequest, reply: FastifyReply, apiError: ApiError) {
-  request.errorCode = apiError.code;
-  for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
-  return reply.header('X-Request-Id', request.id).status(apiError.status).send(apiError.toBody(request.id));
+/** Sends an AppError in the contract's shape, with its headers. */
+export function sendError(request: FastifyRequest, reply: FastifyReply, appError: AppError) {
+  request.errorCode = appError.kind;
+  for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
+  return reply.header('X-Request-Id', request.id).status(appError.status).send(appError.toBody(request.id));
 }
 
 /**
  * The HTTP host: Fastify with JSON logs, a request id on every response, and one error handler
  * that answers the contract's `{"error": {code, message}}` (never a stack, never a 500 for bad input).
  */
-export function createHttpServer(services: Services): FastifyInstance {
-  const bodyTimeoutMs = services.config.limits.requestBodyTimeoutMs;
+export function createHttpServer(config: Config, log: Logger): FastifyInstance {
+  const bodyTimeoutMs = config.limits.requestBodyTimeoutMs;
   const app = Fastify({
-    loggerInstance: services.log as FastifyBaseLogger,
+    loggerInstance: log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: services.config.trustProxy,
+    trustProxy: config.trustProxy,
     // A caller's X-Request-Id is kept when it is a plain token, so their logs and ours line up.
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
@@ -69,7 +70,7 @@ export function createHttpServer(services: Services): FastifyInstance {
     // URLs the router cannot decode, or whose segments are over-long, are no route of ours.
     frameworkErrors: (error, request, reply) => {
       const path = request.raw.url?.split('?')[0] ?? '';
-      return sendApiError(request, reply, new ApiError('not_found', `No route ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}.`));
+      return sendError(request, reply, new AppError('not_found', `No route ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}.`));
     },
     // Requests Node's HTTP parser refuses (bad bytes in a header, oversized request line or
     // headers) or ends (the body timeout) still get the contract's error body.
@@ -80,10 +81,10 @@ export function createHttpServer(services: Services): FastifyInstance {
       if (!socket.writable || code === 'ECONNRESET' || answered) return socket.destroy();
       const requestId = (socket as Socket & { [kRequestId]?: string })[kRequestId] ?? randomUUID();
       if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-        return answerOnSocket(socket, new ApiError('request_timeout', `The request did not arrive in full within ${bodyTimeoutMs} ms.`), requestId);
+        return answerOnSocket(socket, new AppError('request_timeout', `The request did not arrive in full within ${bodyTimeoutMs} ms.`), requestId);
       }
       const tooLarge = code === 'HPE_HEADER_OVERFLOW';
-      answerOnSocket(socket, tooLarge ? new ApiError('payload_too_large', 'The request line or headers are too large.') : new ApiError('invalid_request', 'The HTTP request is malformed.'), requestId);
+      answerOnSocket(socket, tooLarge ? new AppError('payload_too_large', 'The request line or headers are too large.') : new AppError('invalid_request', 'The HTTP request is malformed.'), requestId);
     },
   });
 
@@ -105,7 +106,7 @@ export function createHttpServer(services: Services): FastifyInstance {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
     if (!JSON_MEDIA_TYPE.test(request.headers['content-type'] ?? '')) {
-      return done(new ApiError('unsupported_media_type', 'Send the body as application/json.'), undefined);
+      return done(new AppError('unsupported_media_type', 'Send the body as application/json.'), undefined);
     }
     const text = body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
@@ -113,30 +114,30 @@ export function createHttpServer(services: Services): FastifyInstance {
     try {
       parsed = JSON.parse(text);
     } catch {
-      return done(new ApiError('invalid_request', 'The body is not valid JSON.'), undefined);
+      return done(new AppError('invalid_request', 'The body is not valid JSON.'), undefined);
     }
     // PostgreSQL text cannot hold U+0000, so such strings are refused here rather than failing a query.
-    if (/\\u0000/i.test(text) && containsNul(parsed)) return done(new ApiError('invalid_request', 'Strings must not contain U+0000.'), undefined);
+    if (/\\u0000/i.test(text) && containsNul(parsed)) return done(new AppError('invalid_request', NUL_MESSAGE), undefined);
     done(null, parsed);
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
+    const error = new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
     return reply.status(error.status).send(error.toBody(request.id));
   });
 
-  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-    let apiError: ApiError;
-    if (error instanceof ApiError) apiError = error;
-    else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') apiError = new ApiError('payload_too_large', 'The body is too large (64 KiB on the REST routes).');
+  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    let appError: AppError;
+    if (error instanceof AppError) appError = error;
+    else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') appError = new AppError('payload_too_large', 'The body is too large (64 KiB on the REST routes).');
     // A Content-Type header the host cannot even read (empty, malformed) is no JSON either.
-    else if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') apiError = new ApiError('unsupported_media_type', 'Send the body as application/json.');
-    else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) apiError = new ApiError('invalid_request', 'The request could not be read.');
+    else if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') appError = new AppError('unsupported_media_type', 'Send the body as application/json.');
+    else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) appError = new AppError('invalid_request', 'The request could not be read.');
     else {
       request.log.error({ err: error }, 'unexpected error');
-      apiError = new ApiError('internal_error', 'Unexpected error; retry.');
+      appError = new AppError('internal_error', MASKED_MESSAGE);
     }
-    return sendApiError(request, reply, apiError);
+    return sendError(request, reply, appError);
   });
 
   return app;
@@ -150,7 +151,7 @@ export function allowOnly(app: FastifyInstance, url: string, allowed: string[]) 
     url,
     method: methods,
     handler: async (_request, reply) => {
-      const error = new ApiError('method_not_allowed', `Use ${allowed.join(' or ')} on ${url}.`);
+      const error = new AppError('method_not_allowed', `Use ${allowed.join(' or ')} on ${url}.`);
       return reply.status(error.status).header('Allow', allowed.join(', ')).send(error.toBody(_request.id));
     },
   });

@@ -1,5 +1,5 @@
 import type { Em } from '../../infra/database/orm.js';
-import { AppError, badInput } from '../../graphql/errors.js';
+import { AppError, badInput } from '../../common/errors.js';
 import { getOrganization } from '../../organizations/organizations.service.js';
 
 /** `organizations.skip_trace_credits` is a PostgreSQL integer. */
@@ -33,7 +33,7 @@ export const creditLedger = {
           [organizationId, reference],
         );
         if (Number(applied.amount) !== amount) {
-          throw new AppError('CONFLICT', `reference was already applied to this organization with amount ${applied.amount}.`, [
+          throw new AppError('conflict', `reference was already applied to this organization with amount ${applied.amount}.`, [
             { path: 'reference', message: 'was already used for a purchase of another amount' },
           ]);
         }
@@ -65,7 +65,7 @@ export const creditLedger = {
       [organizationId],
       'run',
     );
-    if (result.affectedRows !== 1) throw new AppError('INSUFFICIENT_CREDITS', 'The organization has no skip trace credits left.');
+    if (result.affectedRows !== 1) throw new AppError('insufficient_credits', 'The organization has no skip trace credits left.');
     await tx.execute(`insert into skip_trace_credit_ledger (id, organization_id, kind, amount, request_id) values (?, ?, 'charge', -1, ?)`, [
       crypto.randomUUID(),
       organizationId,

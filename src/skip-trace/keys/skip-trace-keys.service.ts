@@ -1,6 +1,6 @@
 import type { Em } from '../../infra/database/orm.js';
 import { pgTextArray } from '../../common/pg-array.js';
-import { AppError } from '../../graphql/errors.js';
+import { AppError } from '../../common/errors.js';
 import { generateSecret, hashSecret, secretHint } from '../../auth/secrets.js';
 import type { IssuedKey } from '../../auth/api-keys.service.js';
 import { getOrganization } from '../../organizations/organizations.service.js';
@@ -36,7 +36,7 @@ export async function generateSkipTraceKey(em: Em, organizationId: string, issue
   try {
     return await insertKey(em, organizationId, issuer);
   } catch (error) {
-    if (isUniqueViolation(error)) throw new AppError('CONFLICT', 'The organization already has an active skip trace key; rotate or revoke it.');
+    if (isUniqueViolation(error)) throw new AppError('conflict', 'The organization already has an active skip trace key; rotate or revoke it.');
     throw error;
   }
 }
@@ -47,18 +47,18 @@ export async function rotateSkipTraceKey(em: Em, organizationId: string, issuer:
   try {
     return await em.transactional(async (tx) => {
       const revoked = await revokeActive(tx, organizationId);
-      if (!revoked) throw new AppError('NOT_FOUND', 'The organization has no active skip trace key.');
+      if (!revoked) throw new AppError('not_found', 'The organization has no active skip trace key.');
       return insertKey(tx, organizationId, issuer);
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw new AppError('CONFLICT', 'The key was changed concurrently; retry.');
+    if (isUniqueViolation(error)) throw new AppError('conflict', 'The key was changed concurrently; retry.');
     throw error;
   }
 }
 
 export async function revokeSkipTraceKey(em: Em, organizationId: string): Promise<boolean> {
   await getOrganization(em, organizationId);
-  if (!(await revokeActive(em, organizationId))) throw new AppError('NOT_FOUND', 'The organization has no active skip trace key.');
+  if (!(await revokeActive(em, organizationId))) throw new AppError('not_found', 'The organization has no active skip trace key.');
   return true;
 }
 

@@ -4,7 +4,7 @@
  * standardized address and normalized actor (contract section 4).
  */
 import { randomUUID } from 'node:crypto';
-import { badInput, type ErrorDetail } from '../../graphql/errors.js';
+import { badInput, type ErrorDetail } from '../../common/errors.js';
 import type { Em } from '../../infra/database/orm.js';
 import {
   addressKey,

@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Principal } from '../../auth/principal.js';
-import type { Caller } from '../../auth/rate-windows.js';
-import type { Services } from '../../services.js';
-import type { WindowDecision } from '../rate-limit.js';
-import { ApiError } from './api-error.js';
+import type { Principal } from '../graphql/principal.js';
+import type { Caller } from '../auth/rate-windows.js';
+import type { Services } from '../graphql/context.js';
+import type { WindowDecision } from '../infra/rate-limit.js';
+import { AppError } from '../common/errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -12,6 +12,9 @@ declare module 'fastify' {
     errorCode?: string;
   }
 }
+
+export const rateLimitMessage = (decision: WindowDecision) =>
+  `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.retryAfter} s.`;
 
 export function setRateLimitHeaders(reply: FastifyReply, decision: WindowDecision) {
   reply.header('X-RateLimit-Limit', decision.limit);
@@ -69,9 +72,9 @@ export function credentialGuard(options: { services: Services; accepts: (princip
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const { principal, caller, decision } = await admitRequest(options.services, request, reply, options.accepts);
     if (!caller) {
-      if (!decision.allowed) throw new ApiError('rate_limited', 'Too many requests without a valid key; retry later.');
-      throw new ApiError('invalid_key', principal && anyCaller(principal) ? 'This key cannot be used on this route.' : 'A valid API key is required (Authorization: Bearer <key>).');
+      if (!decision.allowed) throw new AppError('rate_limited', 'Too many requests without a valid key; retry later.');
+      throw new AppError('invalid_key', principal && anyCaller(principal) ? 'This key cannot be used on this route.' : 'A valid API key is required (Authorization: Bearer <key>).');
     }
-    if (!decision.allowed) throw new ApiError('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.retryAfter} s.`);
+    if (!decision.allowed) throw new AppError('rate_limited', rateLimitMessage(decision));
   };
 }

@@ -1,26 +1,28 @@
 import type { FastifyInstance } from 'fastify';
-import type { EmbeddedEngine } from './infra/database/embedded-engine.js';
+import type { EmbeddedEngine } from '../infra/database/embedded-engine.js';
 import type pino from 'pino';
-import { createLogger } from './infra/logger.js';
-import type { Config } from './infra/config.js';
-import { openDatabase, type Database } from './infra/database/orm.js';
-import { allowOnly, createHttpServer } from './infra/http/server.js';
-import { registerHealthRoutes } from './infra/http/health.routes.js';
-import { createAuthenticator } from './auth/authenticate.js';
-import { createRateWindows } from './auth/rate-windows.js';
-import { schema } from './graphql/schema.js';
+import { createLogger } from '../infra/logger.js';
+import type { Config } from '../infra/config.js';
+import { openDatabase, type Database } from '../infra/database/orm.js';
+import { allowOnly, createHttpServer } from '../infra/http/server.js';
+import { registerHealthRoutes } from '../infra/http/health.routes.js';
+import { createAuthenticator } from '../auth/authenticate.js';
+import { createRateWindows } from '../auth/rate-windows.js';
+import { schema } from './schema.js';
 import { createYogaServer } from './graphql/yoga.js';
-import { createOperationExecutor } from './graphql/execute-operation.js';
+import { createOperationExecutor } from './rest/operation-executor.js';
 import { registerGraphqlRoutes } from './graphql/graphql.routes.js';
 import { buildOperationRegistry } from './gateway/operation-registry.js';
-import { registerGatewayRoutes } from './gateway/gateway.routes.js';
-import type { Services } from './services.js';
-import { createTraceCoordinator } from './skip-trace/trace-coordinator.js';
-import { createHttpProvider } from './skip-trace/providers/http-provider.js';
-import type { SkipTraceProvider } from './skip-trace/providers/provider.js';
-import { createRecordsProvider } from './skip-trace/records/property-records.service.js';
-import { registerSkipTraceRoutes } from './skip-trace/skip-trace.routes.js';
-import { createSkipTraceLimits } from './skip-trace/skip-trace-limits.js';
+import { registerDiscoveryRoutes } from './gateway/discovery.routes.js';
+import { registerRestRoute } from './rest/rest-route.js';
+import { gatewayCallRoute } from './rest/routes/gateway-call.route.js';
+import { skipTraceRoute } from './rest/routes/skip-trace.route.js';
+import type { Services } from '../graphql/context.js';
+import { createTraceCoordinator } from '../skip-trace/trace-coordinator.js';
+import { createHttpProvider } from '../skip-trace/providers/http-provider.js';
+import type { SkipTraceProvider } from '../skip-trace/providers/provider.js';
+import { createRecordsProvider } from '../skip-trace/records/property-records.service.js';
+import { createSkipTraceAdmission } from '../skip-trace/admission.js';
 
 function createProvider(config: Config, log: pino.Logger): SkipTraceProvider {
   const provider = config.skipTrace.provider;
@@ -43,7 +45,7 @@ export interface App {
 export async function buildApp(config: Config, log: pino.Logger = createLogger(config.logLevel), options: { embeddedEngine?: Promise<EmbeddedEngine> } = {}): Promise<App> {
   const database = await openDatabase(config.database, log, options.embeddedEngine);
   // Loaded only when configured: without REDIS_URL the windows are in-process.
-  const redis = config.redisUrl ? await (await import('./infra/redis.js')).connectRedis(config.redisUrl, log) : null;
+  const redis = config.redisUrl ? await (await import('../infra/redis.js')).connectRedis(config.redisUrl, log) : null;
   const services: Services = {
     config,
     log,
@@ -61,22 +63,19 @@ export async function buildApp(config: Config, log: pino.Logger = createLogger(c
       timeoutMs: config.limits.skipTraceTimeoutMs,
       ttlDays: config.skipTrace.cacheTtlDays,
     }),
-    skipTraceLimits: createSkipTraceLimits(config),
+    skipTraceAdmission: createSkipTraceAdmission(config.limits),
   };
 
   const yoga = createYogaServer(services);
   const executeOperation = createOperationExecutor(schema, services);
   const registry = buildOperationRegistry(schema);
-  const http = createHttpServer(services);
+  const http = createHttpServer(config, log);
 
   registerHealthRoutes(http, services);
   registerGraphqlRoutes(http, { services, yoga });
-  registerGatewayRoutes(http, { services, executeOperation, registry });
-  registerSkipTraceRoutes(http, { services, executeOperation });
-  allowOnly(http, '/api/v1/call', ['POST']);
-  allowOnly(http, '/api/v1/skiptrace', ['POST']);
-  allowOnly(http, '/api/v1/operations', ['GET']);
-  allowOnly(http, '/api/v1/operations/:operationId', ['GET']);
+  registerRestRoute(http, { services, executeOperation }, gatewayCallRoute(registry));
+  registerRestRoute(http, { services, executeOperation }, skipTraceRoute(schema));
+  registerDiscoveryRoutes(http, registry);
   allowOnly(http, '/schema.graphql', ['GET']);
   allowOnly(http, '/healthz', ['GET']);
   allowOnly(http, '/readyz', ['GET']);

@@ -1,10 +1,11 @@
-import type { DocumentNode, GraphQLError, GraphQLSchema } from 'graphql';
+import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import type { Services } from '../services.js';
-import { createContext, type RequestContext } from './context.js';
-import { maskError } from './yoga.js';
+import { AppError } from '../../common/errors.js';
+import { createContext, type RequestContext, type Services } from '../../graphql/context.js';
+import { maskError } from '../graphql/graphql-errors.js';
 
-export type OperationResult = { data: Record<string, unknown> | null; error: GraphQLError | null };
+/** The operation's data, or its first error as an AppError (masked when unexpected). */
+export type OperationResult = { data: Record<string, unknown> | null; error: AppError | null };
 
 /** Runs one of the REST routes' fixed documents with its variables for one request. */
 export type OperationExecutor = (document: DocumentNode, variableValues: Record<string, unknown>, request: RequestContext) => Promise<OperationResult>;
@@ -30,6 +31,6 @@ export function createOperationExecutor(schema: GraphQLSchema, services: Service
   return async (document, variableValues, request) => {
     const result = await compile(document).query(undefined, createContext(request, services), variableValues);
     const error = result.errors?.[0];
-    return { data: (result.data as Record<string, unknown> | null | undefined) ?? null, error: error ? maskError(error, services.log) : null };
+    return { data: (result.data as Record<string, unknown> | null | undefined) ?? null, error: error ? AppError.from(maskError(error, services.log)) : null };
   };
 }

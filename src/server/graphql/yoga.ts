@@ -1,70 +1,16 @@
 import { GraphQLError, type DocumentNode } from 'graphql';
-import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { LRUCache } from 'lru-cache';
-import type { Services } from '../services.js';
-import { createContext, type Context, type RequestContext } from './context.js';
-import { AppError } from './errors.js';
-import { schema } from './schema.js';
+import { createContext, type Context, type RequestContext, type Services } from '../../graphql/context.js';
+import { maskError, useContractErrorCodes } from './graphql-errors.js';
+import { schema } from '../schema.js';
 import { persistedDocuments } from '../gateway/persisted-documents.js';
 import { BATCHING_ENABLED, useGraphqlHardening } from './hardening.js';
 import { useIntrospectionBudget } from './introspection-budget.js';
 import { useBoundedCompiledExecution } from './compiled-execution.js';
 
 export type Yoga = YogaServerInstance<RequestContext, Context>;
-
-/**
- * Expected errors keep their `extensions.code`; GraphQL's own request errors (syntax,
- * validation, variable coercion) become BAD_USER_INPUT; anything else is logged and masked.
- *
- * An error that needs no change is returned as is: Yoga logs every error its mask replaces at
- * error level, with its stack, which would log each caller mistake as if it were ours.
- */
-export function maskError(error: unknown, requestLog: Services['log']): GraphQLError {
-  // Yoga parses the `variables` and `extensions` of GET (and form-encoded) requests with JSON.parse,
-  // before any GraphQL runs: a SyntaxError that reaches us unwrapped is the caller's input.
-  if (error instanceof SyntaxError) {
-    return new GraphQLError('variables and extensions must be JSON objects.', { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
-  }
-  if (error instanceof GraphQLError) {
-    const original = error.originalError;
-    if (original instanceof AppError) {
-      // A resolver's AppError, located: already the AppError's message and extensions.
-      if (error.message === original.message && error.extensions === original.extensions) return error;
-      return new GraphQLError(original.message, { nodes: error.nodes, path: error.path, extensions: original.extensions });
-    }
-    if (!original || original instanceof GraphQLError) {
-      if (error.extensions?.code) return error;
-      return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code: 'BAD_USER_INPUT' } });
-    }
-  }
-  requestLog.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error }, 'unexpected error in GraphQL execution');
-  return new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL' } });
-}
-
-const CONTRACT_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'INSUFFICIENT_CREDITS', 'FEATURE_UNAVAILABLE', 'RATE_LIMITED', 'TIMEOUT', 'INTERNAL']);
-
-/** Extensions that describe our internals rather than the caller's request (Yoga adds `originalError` to some request errors). */
-const INTERNAL_EXTENSIONS = ['originalError', 'stack', 'exception'];
-
-/**
- * Yoga's own request-error codes (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, …) become the
- * contract's BAD_USER_INPUT, and extensions that describe internals are dropped.
- */
-const useContractErrorCodes = (): Plugin => ({
-  onResultProcess({ result, setResult }) {
-    if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
-    const errors = result.errors.map((error) => {
-      const code = error.extensions?.code;
-      const leaks = INTERNAL_EXTENSIONS.some((key) => error.extensions && key in error.extensions);
-      if (typeof code === 'string' && CONTRACT_CODES.has(code) && !leaks) return error;
-      const extensions: Record<string, unknown> = { ...error.extensions, code: typeof code === 'string' && CONTRACT_CODES.has(code) ? code : 'BAD_USER_INPUT' };
-      for (const key of INTERNAL_EXTENSIONS) delete extensions[key];
-      return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions });
-    });
-    setResult({ ...result, errors });
-  },
-});
 
 /**
  * Parsed documents kept for reuse, bounded in entries and in bytes: a caller can send any number

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../services.js';
-import { admitRequest, anyCaller, credentialGuard } from '../infra/http/credential-guard.js';
-import { GRAPHQL_BODY_LIMIT_BYTES } from '../infra/http/server.js';
-import { graphqlRefusal, refuseBody, refuseQueryParams, refusalForEmptyResponse, refusalForHostError, type GraphqlRefusal } from './hardening.js';
-import { printedSchema } from './schema.js';
+import type { Services } from '../../graphql/context.js';
+import { admitRequest, anyCaller, credentialGuard, rateLimitMessage } from '../credential-guard.js';
+import { GRAPHQL_BODY_LIMIT_BYTES } from '../../infra/http/server.js';
+import { graphqlRefusal, refusalOf, refuseBody, refuseQueryParams, refusalForEmptyResponse, refusalForHostError, type GraphqlRefusal } from './graphql-errors.js';
+import { printedSchema } from '../schema.js';
 import type { Yoga } from './yoga.js';
 
 /**
@@ -18,7 +18,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Se
   const { services, yoga } = deps;
 
   const refuse = (reply: FastifyReply, refusal: GraphqlRefusal) => reply.status(refusal.status).type('application/json; charset=utf-8').send(refusal.body);
-  const unauthenticated = (reply: FastifyReply, message: string) => refuse(reply, graphqlRefusal(401, message, 'UNAUTHENTICATED'));
+  const unauthenticated = (reply: FastifyReply, message: string) => refuse(reply, refusalOf('invalid_key', message));
 
   const errorHandler = (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const refusal = refusalForHostError(error as { code?: string; statusCode?: number; message?: string }, GRAPHQL_BODY_LIMIT_BYTES);
@@ -34,7 +34,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Se
     errorHandler,
     handler: async (request, reply) => {
       const { principal, decision } = await admitRequest(services, request, reply, anyCaller);
-      if (!decision.allowed) return refuse(reply, graphqlRefusal(429, `Rate limit of ${decision.limit} requests per minute exceeded; retry after ${decision.retryAfter} s.`, 'RATE_LIMITED'));
+      if (!decision.allowed) return refuse(reply, refusalOf('rate_limited', rateLimitMessage(decision)));
       const wantsGraphiql = request.method === 'GET' && services.config.env !== 'production' && (request.headers.accept ?? '').includes('text/html');
       if (principal === null) return unauthenticated(reply, 'The credential is not valid.');
       if (principal.type === 'anonymous' && !wantsGraphiql) return unauthenticated(reply, 'A credential is required (Authorization: Bearer <key>).');
@@ -59,7 +59,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Se
     method: ['PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     bodyLimit: GRAPHQL_BODY_LIMIT_BYTES,
     errorHandler,
-    handler: async (_request, reply) => refuse(reply.header('Allow', 'GET, POST'), graphqlRefusal(405, 'Use GET or POST on /graphql.')),
+    handler: async (_request, reply) => refuse(reply.header('Allow', 'GET, POST'), refusalOf('method_not_allowed', 'Use GET or POST on /graphql.')),
   });
 
   app.get('/schema.graphql', { onRequest: credentialGuard({ services, accepts: anyCaller }) }, async (_request, reply) =>

@@ -4,8 +4,8 @@ import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import type { ErrorCode } from './errors.js';
-import { containsNul } from '../common/nul.js';
+import type { GraphqlErrorCode } from '../../common/errors.js';
+import { containsNul, NUL_MESSAGE } from '../../common/nul.js';
 import { fieldsOf } from './selections.js';
 
 /**
@@ -66,7 +66,7 @@ export const MAX_TOKENS = 2000;
  */
 export const BATCHING_ENABLED = false;
 
-const refusal = (message: string, code: ErrorCode = 'BAD_USER_INPUT') =>
+const refusal = (message: string, code: GraphqlErrorCode = 'BAD_USER_INPUT') =>
   new GraphQLError(message, { extensions: { code, http: { spec: true, status: 400 } } });
 
 /** graphql-armor phrases refusals as `Syntax Error: … found N.`; we keep only the number found. */
@@ -108,7 +108,6 @@ export const costLimitRuleWithMessage = reporting(
  * PostgreSQL text cannot hold U+0000. The REST body parser refuses it in JSON; a GraphQL string
  * literal can still carry it as the escape `\u0000`, which would otherwise fail the query as INTERNAL.
  */
-export const NUL_MESSAGE = 'Strings must not contain U+0000.';
 export function noNulInStringsRule(context: ValidationContext): ASTVisitor {
   return {
     StringValue(node) {
@@ -161,81 +160,4 @@ export function useGraphqlHardening(): Plugin[] {
       },
     },
   ];
-}
-
-// ---------------------------------------------------------------------------
-// The HTTP side of `/graphql`: bodies Yoga should not see, and errors in GraphQL's shape.
-
-export interface GraphqlRefusal {
-  status: number;
-  body: { errors: Array<{ message: string; extensions: { code: ErrorCode } }> };
-}
-
-export const graphqlRefusal = (status: number, message: string, code: ErrorCode = 'BAD_USER_INPUT'): GraphqlRefusal => ({
-  status,
-  body: { errors: [{ message, extensions: { code } }] },
-});
-
-/**
- * A POST body (already parsed as JSON by the HTTP host) that is not one GraphQL request object.
- * Arrays are batches, which are off (`BATCHING_ENABLED`); scalars and `{}` would otherwise reach
- * Yoga as an empty body and come back as a misleading "invalid JSON".
- */
-export function refuseBody(method: string, body: unknown): GraphqlRefusal | null {
-  if (method !== 'POST') return null;
-  if (Array.isArray(body)) {
-    return graphqlRefusal(400, 'Batching is not supported: send one operation per request (a JSON object, not an array).');
-  }
-  if (typeof body !== 'object' || body === null || Object.keys(body).length === 0) {
-    return graphqlRefusal(400, 'The body must be a JSON object with "query" (a GraphQL document) or "documentId" (a persisted document id).');
-  }
-  return null;
-}
-
-/**
- * GET requests carry `variables` and `extensions` as JSON in the query string; Yoga parses them
- * with a bare JSON.parse, so a malformed one is refused here, with a message saying which.
- */
-export function refuseQueryParams(url: string): GraphqlRefusal | null {
-  const search = url.includes('?') ? new URLSearchParams(url.slice(url.indexOf('?') + 1)) : null;
-  for (const name of ['variables', 'extensions']) {
-    const raw = search?.get(name);
-    if (!raw) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      return graphqlRefusal(400, `The ${name} parameter is not valid JSON.`);
-    }
-    if (value !== null && (typeof value !== 'object' || Array.isArray(value))) return graphqlRefusal(400, `The ${name} parameter must be a JSON object.`);
-    if (containsNul(value)) return graphqlRefusal(400, NUL_MESSAGE);
-  }
-  return null;
-}
-
-/** Errors raised before Yoga runs (body parser, body limit), in GraphQL's shape rather than REST's. */
-export function refusalForHostError(error: { code?: string; statusCode?: number; message?: string }, bodyLimitBytes: number): GraphqlRefusal | null {
-  switch (error.code) {
-    case 'invalid_request':
-      return graphqlRefusal(400, error.message || 'The request could not be read.');
-    case 'unsupported_media_type':
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return graphqlRefusal(415, 'Send the request as application/json.');
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-    case 'payload_too_large':
-      return graphqlRefusal(413, `The body is too large (${Math.round(bodyLimitBytes / 1024 / 1024)} MiB on /graphql).`);
-    case 'rate_limited':
-      return graphqlRefusal(429, error.message || 'Too many requests; retry later.', 'RATE_LIMITED');
-    case 'invalid_key':
-      return graphqlRefusal(401, error.message || 'The credential is not valid.', 'UNAUTHENTICATED');
-  }
-  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return graphqlRefusal(400, 'The request could not be read.');
-  return null;
-}
-
-/** Yoga's body-less refusals (406 for an unsatisfiable Accept, 415 for an unknown Content-Type). */
-export function refusalForEmptyResponse(status: number): GraphqlRefusal | null {
-  if (status === 406) return graphqlRefusal(406, 'The Accept header allows none of application/json, application/graphql-response+json.');
-  if (status === 415) return graphqlRefusal(415, 'Send the request as application/json.');
-  return null;
 }

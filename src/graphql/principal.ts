@@ -1,5 +1,10 @@
-import type { Scope } from './api-key.entity.js';
-import type { UserRole } from '../organizations/user.entity.js';
+/** A gateway key's scopes. */
+export const SCOPES = ['READ', 'WRITE', 'ADMIN'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** A user's role in its organization. */
+export const USER_ROLES = ['ADMIN', 'MEMBER'] as const;
+export type UserRole = (typeof USER_ROLES)[number];
 
 /** Who is calling. Resolvers and the scope-auth function switch on `type`. */
 export type Principal = AnonymousPrincipal | UserPrincipal | PlatformPrincipal | OrganizationPrincipal;

@@ -1,6 +1,6 @@
 import type { Em } from '../infra/database/orm.js';
 import { createApiKey } from '../auth/api-keys.service.js';
-import { PLATFORM_ISSUER } from '../auth/principal.js';
+import { PLATFORM_ISSUER } from '../graphql/principal.js';
 import { createOrganization, createUser } from '../organizations/organizations.service.js';
 import { publishNotifications, type PublishNotificationInput } from '../notifications/feed.service.js';
 import { creditLedger } from '../skip-trace/credits/credit-ledger.js';

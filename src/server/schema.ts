@@ -1,6 +1,6 @@
 import { lexicographicSortSchema, printSchema } from 'graphql';
-import { builder } from './builder.js';
-import './scalars.js';
+import { builder } from '../graphql/builder.js';
+import '../graphql/scalars.js';
 import '../organizations/organizations.schema.js';
 import '../auth/auth.schema.js';
 import '../notifications/notifications.schema.js';

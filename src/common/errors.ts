@@ -1,0 +1,121 @@
+import { GraphQLError } from 'graphql';
+
+/** The `extensions.code` values a GraphQL caller can see. */
+export const GRAPHQL_ERROR_CODES = [
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'BAD_USER_INPUT',
+  'NOT_FOUND',
+  'CONFLICT',
+  'INSUFFICIENT_CREDITS',
+  'FEATURE_UNAVAILABLE',
+  'RATE_LIMITED',
+  'TIMEOUT',
+  'INTERNAL',
+] as const;
+export type GraphqlErrorCode = (typeof GRAPHQL_ERROR_CODES)[number];
+
+interface ErrorRow {
+  /** HTTP status on the REST routes. */
+  status: number;
+  /** `extensions.code` in GraphQL responses. */
+  graphql: GraphqlErrorCode;
+  /** The kind an error that carries only this GraphQL code (graphql-js's, Pothos') stands for. */
+  fromGraphql?: true;
+  /** Its message is ours, not the error's: the cause is logged, never shown. */
+  masked?: true;
+  /** Headers every answer of this kind carries. */
+  headers?: Readonly<Record<string, string | number>>;
+}
+
+/**
+ * Every error the service answers with, once: its REST name (the key), HTTP status, GraphQL code,
+ * and whether it is masked. The REST handler, the HTTP host, Yoga's masking and the skip trace
+ * audit all read this table; nothing else maps one vocabulary to another.
+ */
+export const ERRORS = {
+  invalid_key: { status: 401, graphql: 'UNAUTHENTICATED', fromGraphql: true },
+  insufficient_credits: { status: 402, graphql: 'INSUFFICIENT_CREDITS', fromGraphql: true },
+  insufficient_scope: { status: 403, graphql: 'FORBIDDEN', fromGraphql: true },
+  feature_unavailable: { status: 403, graphql: 'FEATURE_UNAVAILABLE', fromGraphql: true },
+  unknown_operation: { status: 404, graphql: 'NOT_FOUND' },
+  not_found: { status: 404, graphql: 'NOT_FOUND', fromGraphql: true },
+  method_not_allowed: { status: 405, graphql: 'BAD_USER_INPUT' },
+  request_timeout: { status: 408, graphql: 'BAD_USER_INPUT' },
+  conflict: { status: 409, graphql: 'CONFLICT', fromGraphql: true },
+  payload_too_large: { status: 413, graphql: 'BAD_USER_INPUT' },
+  unsupported_media_type: { status: 415, graphql: 'BAD_USER_INPUT' },
+  invalid_request: { status: 422, graphql: 'BAD_USER_INPUT', fromGraphql: true },
+  rate_limited: { status: 429, graphql: 'RATE_LIMITED', fromGraphql: true },
+  // Retry-After: a slot frees when any of the key's traces completes, usually within a second.
+  concurrency_limit: { status: 429, graphql: 'RATE_LIMITED', headers: { 'Retry-After': 1 } },
+  internal_error: { status: 500, graphql: 'INTERNAL', fromGraphql: true, masked: true },
+  timeout: { status: 504, graphql: 'TIMEOUT', fromGraphql: true },
+} as const satisfies Record<string, ErrorRow>;
+
+/** An error's REST name, e.g. `invalid_request`. */
+export type ErrorKind = keyof typeof ERRORS;
+
+const KINDS = Object.keys(ERRORS) as ErrorKind[];
+const KIND_OF_GRAPHQL_CODE = new Map(KINDS.filter((kind) => (ERRORS[kind] as ErrorRow).fromGraphql).map((kind) => [ERRORS[kind].graphql, kind]));
+for (const code of GRAPHQL_ERROR_CODES) if (!KIND_OF_GRAPHQL_CODE.has(code)) throw new Error(`ERRORS: no row stands for ${code}.`);
+
+export const isErrorKind = (value: unknown): value is ErrorKind => typeof value === 'string' && Object.hasOwn(ERRORS, value);
+export const isGraphqlErrorCode = (value: unknown): value is GraphqlErrorCode => (GRAPHQL_ERROR_CODES as readonly unknown[]).includes(value);
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+/** The message of a masked error: the caller learns only that it was ours. */
+export const MASKED_MESSAGE = 'Unexpected error; retry.';
+
+/**
+ * An expected failure, safe to show the caller, in either vocabulary: `extensions.code` on
+ * GraphQL, `{"error": {code, message, details}}` with the row's status on REST. Anything else
+ * thrown is masked as `internal_error` and logged.
+ */
+export class AppError extends GraphQLError {
+  readonly details?: ErrorDetail[];
+
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    details?: ErrorDetail[],
+  ) {
+    const code = ERRORS[kind].graphql;
+    super(message, { extensions: details ? { code, details } : { code } });
+    this.details = details;
+  }
+
+  get status(): number {
+    return ERRORS[this.kind].status;
+  }
+
+  get headers(): Readonly<Record<string, string | number>> {
+    return (ERRORS[this.kind] as ErrorRow).headers ?? {};
+  }
+
+  /**
+   * The error a GraphQL result carries, as an AppError: ours keep their kind; graphql-js's own
+   * (validation, coercion) and other coded errors take their code's kind; the rest are masked.
+   */
+  static from(error: { message: string; extensions?: Record<string, unknown>; originalError?: unknown }): AppError {
+    if (error instanceof AppError) return error;
+    if (error.originalError instanceof AppError) return error.originalError;
+    const code = error.extensions?.code;
+    const kind = isGraphqlErrorCode(code) ? KIND_OF_GRAPHQL_CODE.get(code)! : 'internal_error';
+    const details = error.extensions?.details as ErrorDetail[] | undefined;
+    return new AppError(kind, (ERRORS[kind] as ErrorRow).masked ? MASKED_MESSAGE : error.message, details);
+  }
+
+  /** The REST body; `requestId` (also in X-Request-Id) lets support find the logs. */
+  toBody(requestId?: string) {
+    return {
+      error: { code: this.kind, message: this.message, ...(this.details?.length ? { details: this.details } : {}), ...(requestId ? { requestId } : {}) },
+    };
+  }
+}
+
+export const badInput = (message: string, details?: ErrorDetail[]) => new AppError('invalid_request', message, details);

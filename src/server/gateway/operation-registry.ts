@@ -1,0 +1,56 @@
+import { parse, validate, type GraphQLSchema } from 'graphql';
+import type { Scope } from '../../graphql/principal.js';
+import { resultJsonSchema, type JsonSchema } from '../rest/json-schema.js';
+import { operationOf, prepareOperation, type RestOperation } from '../rest/rest-route.js';
+import { persistedDocuments } from './persisted-documents.js';
+
+/** One gateway operation: a persisted document, described entirely from the schema. */
+export interface GatewayOperation {
+  operationId: string;
+  scope: Scope;
+  description: string;
+  /** The document's text, as discovery shows it. */
+  text: string;
+  documentId: string;
+  /** The parsed document, its root field and its variables' validator. */
+  prepared: RestOperation;
+  result: JsonSchema;
+}
+
+/** The scope a root field declares through Pothos scope-auth (`authScopes: { READ: true }`). */
+function declaredScope(schema: GraphQLSchema, operation: RestOperation): Scope {
+  const rootField = operation.rootField;
+  const root = operation.type === 'mutation' ? schema.getMutationType() : schema.getQueryType();
+  const field = root?.getFields()[rootField];
+  const authScopes = (field?.extensions?.pothosOptions as { authScopes?: unknown } | undefined)?.authScopes;
+  const scopes = authScopes && typeof authScopes === 'object' ? Object.keys(authScopes).filter((s) => ['READ', 'WRITE', 'ADMIN'].includes(s)) : [];
+  if (scopes.length !== 1) throw new Error(`Gateway operation field ${rootField} must declare exactly one of READ, WRITE or ADMIN.`);
+  return scopes[0] as Scope;
+}
+
+/**
+ * Builds the gateway's operations from the persisted documents at start-up: each is validated
+ * against the schema once, and its JSON Schemas and validators are compiled once.
+ */
+export function buildOperationRegistry(schema: GraphQLSchema) {
+  const operations = new Map<string, GatewayOperation>();
+  for (const [documentId, text] of persistedDocuments.entries) {
+    const document = parse(text);
+    const errors = validate(schema, document);
+    if (errors.length) throw new Error(`Persisted document ${documentId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
+    const prepared = prepareOperation(schema, document);
+    const rootType = prepared.type === 'mutation' ? schema.getMutationType() : schema.getQueryType();
+    operations.set(prepared.name, {
+      operationId: prepared.name,
+      scope: declaredScope(schema, prepared),
+      description: rootType?.getFields()[prepared.rootField]?.description ?? '',
+      text,
+      documentId,
+      prepared,
+      result: resultJsonSchema(schema, operationOf(document), { rootField: true }),
+    });
+  }
+  return operations;
+}
+
+export type OperationRegistry = ReturnType<typeof buildOperationRegistry>;

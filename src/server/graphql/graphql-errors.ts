@@ -1,0 +1,153 @@
+import { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import { AppError, ERRORS, isErrorKind, isGraphqlErrorCode, type ErrorKind, type GraphqlErrorCode } from '../../common/errors.js';
+import { containsNul, NUL_MESSAGE } from '../../common/nul.js';
+import { BATCHING_ENABLED } from './hardening.js';
+
+/**
+ * Errors in GraphQL's shape, for `/graphql` and for the REST routes' executor: masking of
+ * resolver errors, Yoga's own codes mapped to the contract's, and the refusals `/graphql` answers
+ * before Yoga runs. Codes and statuses come from the one table (common/errors.ts).
+ */
+
+/**
+ * Expected errors keep their `extensions.code`; GraphQL's own request errors (syntax,
+ * validation, variable coercion) become BAD_USER_INPUT; anything else is logged and masked.
+ *
+ * An error that needs no change is returned as is: Yoga logs every error its mask replaces at
+ * error level, with its stack, which would log each caller mistake as if it were ours.
+ */
+export function maskError(error: unknown, requestLog: Pick<Logger, 'error'>): GraphQLError {
+  // Yoga parses the `variables` and `extensions` of GET (and form-encoded) requests with JSON.parse,
+  // before any GraphQL runs: a SyntaxError that reaches us unwrapped is the caller's input.
+  if (error instanceof SyntaxError) {
+    return new GraphQLError('variables and extensions must be JSON objects.', { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
+  }
+  if (error instanceof GraphQLError) {
+    const original = error.originalError;
+    if (original instanceof AppError) {
+      // A resolver's AppError, located: already the AppError's message and extensions.
+      if (error.message === original.message && error.extensions === original.extensions) return error;
+      return new GraphQLError(original.message, { nodes: error.nodes, path: error.path, extensions: original.extensions, originalError: original });
+    }
+    if (!original || original instanceof GraphQLError) {
+      if (error.extensions?.code) return error;
+      return new GraphQLError(error.message, {
+        nodes: error.nodes,
+        source: error.source,
+        positions: error.positions,
+        path: error.path,
+        extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
+      });
+    }
+  }
+  requestLog.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error }, 'unexpected error in GraphQL execution');
+  return new GraphQLError('Unexpected error.', { extensions: { code: ERRORS.internal_error.graphql } });
+}
+
+/** Extensions that describe our internals rather than the caller's request (Yoga adds `originalError` to some request errors). */
+const INTERNAL_EXTENSIONS = ['originalError', 'stack', 'exception'];
+
+/**
+ * Yoga's own request-error codes (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, …) become the
+ * contract's BAD_USER_INPUT, and extensions that describe internals are dropped.
+ */
+export const useContractErrorCodes = (): Plugin => ({
+  onResultProcess({ result, setResult }) {
+    if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
+    const errors = result.errors.map((error) => {
+      const code = error.extensions?.code;
+      const leaks = INTERNAL_EXTENSIONS.some((key) => error.extensions && key in error.extensions);
+      if (isGraphqlErrorCode(code) && !leaks) return error;
+      const extensions: Record<string, unknown> = { ...error.extensions, code: isGraphqlErrorCode(code) ? code : 'BAD_USER_INPUT' };
+      for (const key of INTERNAL_EXTENSIONS) delete extensions[key];
+      return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions });
+    });
+    setResult({ ...result, errors });
+  },
+});
+
+// ---------------------------------------------------------------------------
+// Refusals answered by the `/graphql` route itself, before or instead of Yoga.
+
+export interface GraphqlRefusal {
+  status: number;
+  body: { errors: Array<{ message: string; extensions: { code: GraphqlErrorCode } }> };
+}
+
+export const graphqlRefusal = (status: number, message: string, code: GraphqlErrorCode = 'BAD_USER_INPUT'): GraphqlRefusal => ({
+  status,
+  body: { errors: [{ message, extensions: { code } }] },
+});
+
+/**
+ * An error of ours on `/graphql`: the table's GraphQL code and HTTP status, except that a request
+ * GraphQL over HTTP calls malformed is 400 there, where REST says 422.
+ */
+export function refusalOf(kind: ErrorKind, message: string): GraphqlRefusal {
+  const { status, graphql } = ERRORS[kind];
+  return graphqlRefusal(status === 422 ? 400 : status, message, graphql);
+}
+
+/**
+ * A POST body (already parsed as JSON by the HTTP host) that is not one GraphQL request object.
+ * Arrays are batches, which are off (`BATCHING_ENABLED`); scalars and `{}` would otherwise reach
+ * Yoga as an empty body and come back as a misleading "invalid JSON".
+ */
+export function refuseBody(method: string, body: unknown): GraphqlRefusal | null {
+  if (method !== 'POST') return null;
+  if (Array.isArray(body) && !BATCHING_ENABLED) {
+    return graphqlRefusal(400, 'Batching is not supported: send one operation per request (a JSON object, not an array).');
+  }
+  if (typeof body !== 'object' || body === null || Object.keys(body).length === 0) {
+    return graphqlRefusal(400, 'The body must be a JSON object with "query" (a GraphQL document) or "documentId" (a persisted document id).');
+  }
+  return null;
+}
+
+/**
+ * GET requests carry `variables` and `extensions` as JSON in the query string; Yoga parses them
+ * with a bare JSON.parse, so a malformed one is refused here, with a message saying which.
+ */
+export function refuseQueryParams(url: string): GraphqlRefusal | null {
+  const search = url.includes('?') ? new URLSearchParams(url.slice(url.indexOf('?') + 1)) : null;
+  for (const name of ['variables', 'extensions']) {
+    const raw = search?.get(name);
+    if (!raw) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      return graphqlRefusal(400, `The ${name} parameter is not valid JSON.`);
+    }
+    if (value !== null && (typeof value !== 'object' || Array.isArray(value))) return graphqlRefusal(400, `The ${name} parameter must be a JSON object.`);
+    if (containsNul(value)) return graphqlRefusal(400, NUL_MESSAGE);
+  }
+  return null;
+}
+
+/** Errors raised before Yoga runs (credential, window, body parser, body limit), in GraphQL's shape rather than REST's. */
+export function refusalForHostError(error: unknown, bodyLimitBytes: number): GraphqlRefusal | null {
+  const { code, statusCode } = error as { code?: string; statusCode?: number };
+  if (error instanceof AppError) {
+    if (ERRORS[error.kind].status >= 500) return null;
+    if (error.kind === 'payload_too_large') return refusalOf('payload_too_large', bodyTooLarge(bodyLimitBytes));
+    if (error.kind === 'unsupported_media_type') return refusalOf('unsupported_media_type', 'Send the request as application/json.');
+    return refusalOf(error.kind, error.message || 'The request could not be read.');
+  }
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return refusalOf('unsupported_media_type', 'Send the request as application/json.');
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return refusalOf('payload_too_large', bodyTooLarge(bodyLimitBytes));
+  if (isErrorKind(code)) return refusalOf(code, 'The request could not be read.');
+  if (statusCode && statusCode >= 400 && statusCode < 500) return graphqlRefusal(400, 'The request could not be read.');
+  return null;
+}
+
+const bodyTooLarge = (bytes: number) => `The body is too large (${Math.round(bytes / 1024 / 1024)} MiB on /graphql).`;
+
+/** Yoga's body-less refusals (406 for an unsatisfiable Accept, 415 for an unknown Content-Type). */
+export function refusalForEmptyResponse(status: number): GraphqlRefusal | null {
+  if (status === 406) return graphqlRefusal(406, 'The Accept header allows none of application/json, application/graphql-response+json.');
+  if (status === 415) return graphqlRefusal(415, 'Send the request as application/json.');
+  return null;
+}

@@ -1,0 +1,86 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { GraphQLSchema, OperationDefinitionNode } from 'graphql';
+import type { ErrorDetail } from '../../common/errors.js';
+import { variablesJsonSchema, type JsonSchema } from './json-schema.js';
+
+/**
+ * The one JSON Schema validator of the REST routes: every route's body is checked against the
+ * variables schema of its operation, derived from the GraphQL schema (json-schema.ts). `verbose`
+ * keeps each failing schema beside its error, so a message can name the allowed values.
+ */
+const ajv = new Ajv({ strict: false, allErrors: true, verbose: true, formats: { 'date-time': true } });
+
+export interface VariablesValidator {
+  readonly schema: JsonSchema;
+  /** The contract's `details` for `variables`, empty when they are valid. */
+  check(variables: unknown): ErrorDetail[];
+}
+
+export function variablesValidator(schema: GraphQLSchema, operation: OperationDefinitionNode): VariablesValidator {
+  const variables = variablesJsonSchema(schema, operation);
+  const validate = ajv.compile(variables);
+  return { schema: variables, check: (value) => (validate(value) ? [] : errorDetails(validate)) };
+}
+
+const ARTICLE: Record<string, string> = { integer: 'an integer', number: 'a number', string: 'a string', boolean: 'true or false', object: 'an object', array: 'a list', null: 'null' };
+
+const orList = (words: string[]) => (words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`);
+
+/**
+ * A rule in words, the same words the resolvers use for the same rule: the field's own message
+ * when its schema states one (`errorMessage`, e.g. the ZIP rule), else one per keyword.
+ */
+function describe(error: ErrorObject): string {
+  const own = (error.parentSchema as { errorMessage?: Record<string, string> } | undefined)?.errorMessage?.[error.keyword];
+  if (own) return own;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'type': {
+      const types = Array.isArray(params.type) ? (params.type as string[]) : String(params.type).split(',');
+      return `must be ${orList(types.map((t) => ARTICLE[t] ?? t))}`;
+    }
+    case 'enum':
+      return `must be one of: ${(params.allowedValues as unknown[]).map((v) => (v === null ? 'null' : String(v))).join(', ')}`;
+    case 'const':
+      return `must be ${JSON.stringify(params.allowedValue)}`;
+    case 'minLength':
+      return params.limit === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters`;
+    case 'maxLength':
+      return `must be at most ${String(params.limit)} characters`;
+    case 'minimum':
+      return `must be at least ${String(params.limit)}`;
+    case 'maximum':
+      return `must be at most ${String(params.limit)}`;
+    case 'minItems':
+      return `must hold at least ${String(params.limit)} items`;
+    case 'maxItems':
+      return `must hold at most ${String(params.limit)} items`;
+    case 'format':
+      return params.format === 'date-time' ? 'must be an ISO 8601 timestamp, e.g. 2026-11-23T08:15:30.123Z' : `must be a ${String(params.format)}`;
+    case 'pattern':
+      return `must match the pattern ${String(params.pattern)}`;
+    default:
+      return error.message ?? 'is invalid';
+  }
+}
+
+/** Ajv errors as contract `details`: one entry per failing path, naming unknown fields. */
+function errorDetails(validate: ValidateFunction): ErrorDetail[] {
+  // A nullable input object is `anyOf: [{$ref}, {type: 'null'}]`; with allErrors Ajv also reports
+  // the null branch and the anyOf itself, which only repeat the real error.
+  const errors = (validate.errors ?? []).filter(
+    (e) => e.keyword !== 'anyOf' && !(e.keyword === 'type' && (e.params as { type?: unknown }).type === 'null' && e.schemaPath.includes('/anyOf/')),
+  );
+  return errors.map((e) => {
+    const pointer = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    const base = pointer ? `variables.${pointer}` : 'variables';
+    if (e.keyword === 'additionalProperties') {
+      return { path: `${base}.${(e.params as { additionalProperty: string }).additionalProperty}`, message: pointer ? UNKNOWN_FIELD : 'is not a known variable' };
+    }
+    if (e.keyword === 'required') return { path: `${base}.${(e.params as { missingProperty: string }).missingProperty}`, message: 'is required' };
+    return { path: base, message: describe(e) };
+  });
+}
+
+/** The detail message of a field no input type declares. */
+export const UNKNOWN_FIELD = 'is not a known field';
