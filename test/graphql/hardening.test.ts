@@ -10,7 +10,7 @@ import { GraphQLError, getIntrospectionQuery, locatedError } from 'graphql';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/common/errors.js';
-import { MAX_ALIASES, MAX_COST, MAX_DEPTH, MAX_TOKENS } from '../../src/server/graphql/hardening.js';
+import { MAX_ALIASES, MAX_COST, MAX_DEPTH, MAX_TOKENS } from '../../src/server/graphql/limits.js';
 import { maskError } from '../../src/server/graphql/graphql-errors.js';
 import { publish, startService, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
 

@@ -3,7 +3,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { AppError, ERRORS, isErrorKind, isGraphqlErrorCode, type ErrorKind, type GraphqlErrorCode } from '../../common/errors.js';
 import { containsNul, NUL_MESSAGE } from '../../common/nul.js';
-import { BATCHING_ENABLED } from './hardening.js';
+import { BATCHING_ENABLED } from './limits.js';
 
 /**
  * Errors in GraphQL's shape, for `/graphql` and for the REST routes' executor: masking of

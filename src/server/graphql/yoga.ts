@@ -6,7 +6,7 @@ import { createContext, type Context, type RequestContext, type Services } from 
 import { maskError, useContractErrorCodes } from './graphql-errors.js';
 import { schema } from '../schema.js';
 import { persistedDocuments } from '../gateway/persisted-documents.js';
-import { BATCHING_ENABLED, useGraphqlHardening } from './hardening.js';
+import { BATCHING_ENABLED, useGraphqlLimits } from './limits.js';
 import { useIntrospectionBudget } from './introspection-budget.js';
 import { useBoundedCompiledExecution } from './compiled-execution.js';
 
@@ -58,9 +58,9 @@ export function createYogaServer(services: Services): Yoga {
       // introspection, on graphql-js's executor.
       useBoundedCompiledExecution(),
       // Depth, alias, cost and token limits, one skipTrace per document, and U+0000 in strings:
-      // see hardening.ts. They run at parse and validate time, so the REST routes' pre-validated
+      // see limits.ts. They run at parse and validate time, so the REST routes' pre-validated
       // documents never meet them.
-      ...useGraphqlHardening(),
+      ...useGraphqlLimits(),
       // A 400 whatever the Accept header: the request is refused, not a result with errors.
       useIntrospectionBudget((message) => new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } })),
       // Internal tools may send any operation, or a `documentId` of the gateway's persisted documents.

@@ -135,7 +135,7 @@ export function skipTraceAloneRule(context: ValidationContext): ASTVisitor {
 }
 
 /** The limits as one Yoga plugin list, to be placed before the persisted-operations plugin. */
-export function useGraphqlHardening(): Plugin[] {
+export function useGraphqlLimits(): Plugin[] {
   return [
     maxTokensPlugin({
       n: MAX_TOKENS,
