@@ -1,10 +1,11 @@
 import type { Em } from '../infra/database/orm.js';
 import { isUuid } from '../common/uuid.js';
 import { AppError, badInput } from '../common/errors.js';
-import { getUser } from '../organizations/organizations.service.js';
-import type { Scope, UserRole } from '../graphql/principal.js';
-import { ApiKey } from './api-key.entity.js';
+import { getUser, organizationOfUser } from '../organizations/organizations.service.js';
+import { lockUserRole } from '../organizations/organizations.data.js';
+import type { Scope } from '../graphql/principal.js';
 import { generateSecret, hashSecret, secretHint } from './secrets.js';
+import { findApiKeyById, insertApiKey, markApiKeyRevoked } from './api-keys.data.js';
 
 export interface IssuedKey {
   id: string;
@@ -26,48 +27,28 @@ export async function createApiKey(em: Em, userId: string, requested: readonly S
     if (scopes.includes('ADMIN')) {
       // FOR SHARE holds the user's role until commit: a concurrent setUserRole(MEMBER) either
       // came first (and is seen here) or waits, then strips ADMIN from this key too.
-      const [current] = await tx.execute<{ role: UserRole }[]>(`select role from users where id = ? for share`, [user.id]);
-      if (current?.role !== 'ADMIN') {
+      if ((await lockUserRole(tx, user.id)) !== 'ADMIN') {
         throw badInput('ADMIN scope can only be issued to a user whose role is ADMIN.', [{ path: 'scopes', message: 'ADMIN requires an ADMIN user' }]);
       }
     }
     const secret = generateSecret('gk_');
-    const key = tx.create(ApiKey, { user: user.id, keyHash: hashSecret(secret), hint: secretHint(secret), scopes, createdBy: issuer, revokedAt: null });
-    await tx.flush();
+    const key = await insertApiKey(tx, { userId: user.id, keyHash: hashSecret(secret), hint: secretHint(secret), scopes, createdBy: issuer });
     return { id: key.id, secret, hint: key.hint, scopes, createdAt: key.createdAt, createdBy: issuer };
   });
-}
-
-/**
- * Removes ADMIN from every key of a user lowered to MEMBER, inside the role change's transaction:
- * raised again, the user needs a newly issued key for ADMIN. A key whose only scope was ADMIN
- * would grant nothing, so it is revoked.
- */
-export async function withdrawAdminScope(tx: Em, userId: string): Promise<void> {
-  await tx.execute(
-    `update api_keys set scopes = array_remove(scopes, 'ADMIN'),
-            revoked_at = case when scopes = array['ADMIN'] then coalesce(revoked_at, now()) else revoked_at end
-      where user_id = ? and 'ADMIN' = any(scopes)`,
-    [userId],
-    'run',
-  );
 }
 
 /** The organization a key's owner belongs to, for the organizationAdmin scope check. */
 export async function organizationOfApiKey(em: Em, keyId: string): Promise<string | null> {
   if (!isUuid(keyId)) return null;
-  const key = await em.findOne(ApiKey, { id: keyId }, { populate: ['user'] });
-  return key ? key.user.getEntity().organization.id : null;
+  const key = await findApiKeyById(em, keyId);
+  return key ? organizationOfUser(em, key.user.id) : null;
 }
 
 /** Revocation is a single update, seen by every instance's next lookup (keys are never cached). */
 export async function revokeApiKey(em: Em, keyId: string): Promise<boolean> {
   if (!isUuid(keyId)) throw new AppError('not_found', 'No such API key.');
-  const key = await em.findOne(ApiKey, { id: keyId });
+  const key = await findApiKeyById(em, keyId);
   if (!key) throw new AppError('not_found', 'No such API key.');
-  if (!key.revokedAt) {
-    key.revokedAt = new Date();
-    await em.flush();
-  }
+  if (!key.revokedAt) await markApiKeyRevoked(em, key);
   return true;
 }

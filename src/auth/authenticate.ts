@@ -1,7 +1,7 @@
 import type { Sql } from '../infra/database/sql.js';
-import type { Scope } from '../graphql/principal.js';
 import { anonymous, type Principal } from '../graphql/principal.js';
 import { hashesEqual, hashSecret, isWellFormedSecret, secretsEqual } from './secrets.js';
+import { findActiveGatewayKey } from './api-keys.data.js';
 
 declare module '../graphql/context.js' {
   interface Services {
@@ -18,25 +18,10 @@ export interface Authenticator {
   authenticate(sql: Sql, authorization: string | undefined): Promise<Principal | null>;
 }
 
-interface GatewayKeyRow {
-  id: string;
-  key_hash: string;
-  scopes: Scope[] | string;
-  user_id: string;
-  organization_id: string;
-  role: 'ADMIN' | 'MEMBER';
-}
-
 export function bearerToken(authorization: string | undefined): string | undefined {
   if (!authorization) return undefined;
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
   return match ? match[1] : '';
-}
-
-/** PostgreSQL's text[] arrives parsed from `pg`, and as its literal form from some drivers. */
-function parseScopes(value: Scope[] | string): Scope[] {
-  if (Array.isArray(value)) return value;
-  return value.replace(/^\{|\}$/g, '').split(',').filter(Boolean) as Scope[];
 }
 
 export function createAuthenticator(options: { internalApiToken?: string }): Authenticator {
@@ -47,18 +32,13 @@ export function createAuthenticator(options: { internalApiToken?: string }): Aut
 
       if (isWellFormedSecret(token, 'gk_')) {
         const hash = hashSecret(token);
-        const rows = await sql.execute<GatewayKeyRow[]>(
-          `select k.id, k.key_hash, k.scopes, u.id as user_id, u.organization_id, u.role
-             from api_keys k join users u on u.id = k.user_id
-            where k.key_hash = ? and k.revoked_at is null`,
-          [hash],
-        );
-        const row = rows[0];
-        if (!row || !hashesEqual(row.key_hash, hash)) return null;
-        const scopes = new Set(parseScopes(row.scopes));
+        // One indexed query with the owner's role and organization (see findActiveGatewayKey).
+        const key = await findActiveGatewayKey(sql, hash);
+        if (!key || !hashesEqual(key.keyHash, hash)) return null;
+        const scopes = new Set(key.scopes);
         // ADMIN grants nothing once the owner is no longer an ADMIN user.
-        if (row.role !== 'ADMIN') scopes.delete('ADMIN');
-        return { type: 'user', keyId: row.id, userId: row.user_id, organizationId: row.organization_id, role: row.role, scopes };
+        if (key.role !== 'ADMIN') scopes.delete('ADMIN');
+        return { type: 'user', keyId: key.id, userId: key.userId, organizationId: key.organizationId, role: key.role, scopes };
       }
 
       if (isWellFormedSecret(token, 'stk_')) {

@@ -12,9 +12,8 @@ import {
   markNotifications,
   publishNotifications,
   type FeedPage,
-  type NotificationCounts,
-  type NotificationView,
 } from './feed.service.js';
+import type { NotificationCounts, NotificationView } from './feed.data.js';
 
 export const NotificationRef = builder.objectRef<NotificationView>('Notification').implement({
   description: 'One item of the caller\'s bell feed.',

@@ -2,15 +2,16 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Em } from '../infra/database/orm.js';
 import { isUuid } from '../common/uuid.js';
 import { AppError, badInput } from '../common/errors.js';
-import { withdrawAdminScope } from '../auth/api-keys.service.js';
-import { Organization } from './organization.entity.js';
-import { User } from './user.entity.js';
+import { withdrawAdminScope } from '../auth/api-keys.data.js';
+import type { Organization } from './organization.entity.js';
+import type { User } from './user.entity.js';
 import type { UserRole } from '../graphql/principal.js';
+import { findOrganizationById, findUserById, insertOrganization, insertUser, updateUserRole } from './organizations.data.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export async function findOrganization(em: Em, id: string): Promise<Organization | null> {
-  return isUuid(id) ? em.findOne(Organization, { id }) : null;
+  return isUuid(id) ? findOrganizationById(em, id) : null;
 }
 
 export async function getOrganization(em: Em, id: string): Promise<Organization> {
@@ -20,31 +21,33 @@ export async function getOrganization(em: Em, id: string): Promise<Organization>
 }
 
 export async function getUser(em: Em, id: string): Promise<User> {
-  const user = isUuid(id) ? await em.findOne(User, { id }) : null;
+  const user = isUuid(id) ? await findUserById(em, id) : null;
   if (!user) throw new AppError('not_found', 'No such user.');
   return user;
+}
+
+/** The organization of a user, or null for an unknown or malformed id. */
+export async function organizationOfUser(em: Em, userId: string): Promise<string | null> {
+  const user = isUuid(userId) ? await findUserById(em, userId) : null;
+  return user ? user.organization.id : null;
 }
 
 export async function createOrganization(em: Em, input: { name: string; skipTraceEnabled: boolean }): Promise<Organization> {
   const name = input.name.trim();
   if (!name || name.length > 200) throw badInput('name must be 1 to 200 characters.', [{ path: 'name', message: 'must be 1 to 200 characters' }]);
-  const organization = em.create(Organization, { name, skipTraceEnabled: input.skipTraceEnabled });
-  await em.flush();
-  return organization;
+  return insertOrganization(em, { name, skipTraceEnabled: input.skipTraceEnabled });
 }
 
 export async function createUser(em: Em, input: { organizationId: string; email: string; name?: string | null; role: UserRole }): Promise<User> {
   const email = input.email.trim().toLowerCase();
   if (!EMAIL.test(email) || email.length > 320) throw badInput('email is not a valid address.', [{ path: 'email', message: 'must be an email address' }]);
   const organization = await getOrganization(em, input.organizationId);
-  const user = em.create(User, { organization, email, name: input.name?.trim() || null, role: input.role });
   try {
-    await em.flush();
+    return await insertUser(em, { organization, email, name: input.name?.trim() || null, role: input.role });
   } catch (error) {
     if (error instanceof UniqueConstraintViolationException) throw new AppError('conflict', 'A user with this email already exists in the organization.');
     throw error;
   }
-  return user;
 }
 
 /**
@@ -55,8 +58,7 @@ export async function createUser(em: Em, input: { organizationId: string; email:
 export async function setUserRole(em: Em, userId: string, role: UserRole): Promise<User> {
   return em.transactional(async (tx) => {
     const user = await getUser(tx, userId);
-    user.role = role;
-    await tx.flush();
+    await updateUserRole(tx, user, role);
     if (role !== 'ADMIN') await withdrawAdminScope(tx, user.id);
     return user;
   });

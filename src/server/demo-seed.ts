@@ -3,6 +3,7 @@ import { createApiKey } from '../auth/api-keys.service.js';
 import { PLATFORM_ISSUER } from '../graphql/principal.js';
 import { createOrganization, createUser } from '../organizations/organizations.service.js';
 import { publishNotifications, type PublishNotificationInput } from '../notifications/feed.service.js';
+import { markSeenAtCreation } from '../notifications/feed.data.js';
 import { creditLedger } from '../skip-trace/credits/credit-ledger.js';
 import { generateSkipTraceKey } from '../skip-trace/keys/skip-trace-keys.service.js';
 import { importPropertyRecords, type PropertyRecordInput } from '../skip-trace/records/property-records.service.js';
@@ -58,9 +59,9 @@ export async function seedDemo(em: Em): Promise<DemoSeed> {
       userId: user.id,
       createdAt: new Date(start + i * 3600_000),
     }));
-    await publishNotifications(tx, inputs);
+    const published = await publishNotifications(tx, inputs);
     // A third already read, so both badge numbers show.
-    await tx.execute(`update notifications set is_seen = true, seen_at = created_at where user_id = ? and extract(hour from created_at)::int % 3 = 0`, [user.id]);
+    await markSeenAtCreation(tx, user.id, published.filter((_, i) => i % 3 === 0).map((n) => n.id));
     await importPropertyRecords(tx, DEMO_PROPERTIES);
     const skipTraceKey = await generateSkipTraceKey(tx, organization.id, PLATFORM_ISSUER);
     await creditLedger.addCredits(tx, organization.id, 100, 'demo-seed');

@@ -1,0 +1,86 @@
+import type { Em } from '../infra/database/orm.js';
+import type { Sql } from '../infra/database/sql.js';
+import type { Scope, UserRole } from '../graphql/principal.js';
+import { ApiKey } from './api-key.entity.js';
+
+/**
+ * Every read and write of `api_keys`. Other domains ask through these functions (or the
+ * service's), never with SQL of their own.
+ */
+
+/** An active gateway key with what the request needs of its owner. */
+export interface GatewayKeyOwner {
+  id: string;
+  keyHash: string;
+  scopes: Scope[];
+  userId: string;
+  organizationId: string;
+  role: UserRole;
+}
+
+interface GatewayKeyRow {
+  id: string;
+  key_hash: string;
+  scopes: Scope[] | string;
+  user_id: string;
+  organization_id: string;
+  role: UserRole;
+}
+
+/** PostgreSQL's text[] arrives parsed from `pg`, and as its literal form from some drivers. */
+function parseScopes(value: Scope[] | string): Scope[] {
+  if (Array.isArray(value)) return value;
+  return value.replace(/^\{|\}$/g, '').split(',').filter(Boolean) as Scope[];
+}
+
+/**
+ * The active key with this hash, with its owner's role and organization, in one indexed query.
+ * The one read of `users` outside the organizations domain: this lookup runs on every gateway
+ * request, and asking the organizations domain for the owner would add a second round trip to
+ * each of them. It reads only `users.id`, `organization_id` and `role`.
+ */
+export async function findActiveGatewayKey(sql: Sql, keyHash: string): Promise<GatewayKeyOwner | null> {
+  const rows = await sql.execute<GatewayKeyRow[]>(
+    `select k.id, k.key_hash, k.scopes, u.id as user_id, u.organization_id, u.role
+       from api_keys k join users u on u.id = k.user_id
+      where k.key_hash = ? and k.revoked_at is null`,
+    [keyHash],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return { id: row.id, keyHash: row.key_hash, scopes: parseScopes(row.scopes), userId: row.user_id, organizationId: row.organization_id, role: row.role };
+}
+
+export async function insertApiKey(
+  tx: Em,
+  input: { userId: string; keyHash: string; hint: string; scopes: Scope[]; createdBy: string },
+): Promise<ApiKey> {
+  const key = tx.create(ApiKey, { user: input.userId, keyHash: input.keyHash, hint: input.hint, scopes: input.scopes, createdBy: input.createdBy, revokedAt: null });
+  await tx.flush();
+  return key;
+}
+
+/** Ids are checked by the caller (a malformed uuid would be a database error). */
+export async function findApiKeyById(em: Em, id: string): Promise<ApiKey | null> {
+  return em.findOne(ApiKey, { id });
+}
+
+export async function markApiKeyRevoked(em: Em, key: ApiKey): Promise<void> {
+  key.revokedAt = new Date();
+  await em.flush();
+}
+
+/**
+ * Removes ADMIN from every key of a user lowered to MEMBER, inside the role change's transaction:
+ * raised again, the user needs a newly issued key for ADMIN. A key whose only scope was ADMIN
+ * would grant nothing, so it is revoked.
+ */
+export async function withdrawAdminScope(tx: Em, userId: string): Promise<void> {
+  await tx.execute(
+    `update api_keys set scopes = array_remove(scopes, 'ADMIN'),
+            revoked_at = case when scopes = array['ADMIN'] then coalesce(revoked_at, now()) else revoked_at end
+      where user_id = ? and 'ADMIN' = any(scopes)`,
+    [userId],
+    'run',
+  );
+}

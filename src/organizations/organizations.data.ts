@@ -1,0 +1,53 @@
+import type { Em } from '../infra/database/orm.js';
+import type { UserRole } from '../graphql/principal.js';
+import { pgTextArray } from '../common/pg-array.js';
+import { Organization } from './organization.entity.js';
+import { User } from './user.entity.js';
+
+/**
+ * Every read and write of `organizations` and `users`. Other domains ask through these functions
+ * (or the service's), never with SQL of their own. The skip trace columns of `organizations`
+ * (`skip_trace_enabled`, `skip_trace_credits`) are the skip trace domain's.
+ */
+
+/** Ids are checked by the caller (a malformed uuid would be a database error). */
+export async function findOrganizationById(em: Em, id: string): Promise<Organization | null> {
+  return em.findOne(Organization, { id });
+}
+
+export async function findUserById(em: Em, id: string): Promise<User | null> {
+  return em.findOne(User, { id });
+}
+
+export async function insertOrganization(em: Em, input: { name: string; skipTraceEnabled: boolean }): Promise<Organization> {
+  const organization = em.create(Organization, input);
+  await em.flush();
+  return organization;
+}
+
+/** Throws the ORM's UniqueConstraintViolationException for an email already used in the organization. */
+export async function insertUser(em: Em, input: { organization: Organization; email: string; name: string | null; role: UserRole }): Promise<User> {
+  const user = em.create(User, input);
+  await em.flush();
+  return user;
+}
+
+export async function updateUserRole(tx: Em, user: User, role: UserRole): Promise<void> {
+  user.role = role;
+  await tx.flush();
+}
+
+/**
+ * A user's role, locked FOR SHARE until the caller's transaction ends (`tx` is that transaction's
+ * EntityManager): a concurrent role change either committed before this read or waits for it.
+ */
+export async function lockUserRole(tx: Em, userId: string): Promise<UserRole | null> {
+  const [row] = await tx.execute<{ role: UserRole }[]>(`select role from users where id = ? for share`, [userId]);
+  return row?.role ?? null;
+}
+
+/** The ids among `ids` (well-formed uuids) that name a user, lower-cased as stored. */
+export async function existingUserIds(em: Em, ids: readonly string[]): Promise<Set<string>> {
+  const rows = await em.execute<{ id: string }[]>(`select id from users where id = any(?::uuid[])`, [pgTextArray(ids)]);
+  return new Set(rows.map((row) => row.id));
+}
