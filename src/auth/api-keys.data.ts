@@ -60,7 +60,7 @@ export async function insertApiKey(
   return key;
 }
 
-/** Ids are checked by the caller (a malformed uuid would be a database error). */
+/** `id` is a well-formed uuid (the caller checks: a malformed one would be a database error). */
 export async function findApiKeyById(em: Em, id: string): Promise<ApiKey | null> {
   return em.findOne(ApiKey, { id });
 }

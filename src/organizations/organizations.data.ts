@@ -7,10 +7,11 @@ import { User } from './user.entity.js';
 /**
  * Every read and write of `organizations` and `users`. Other domains ask through these functions
  * (or the service's), never with SQL of their own. The skip trace columns of `organizations`
- * (`skip_trace_enabled`, `skip_trace_credits`) are the skip trace domain's.
+ * (`skip_trace_enabled`, `skip_trace_credits`) are the skip trace domain's to read and change;
+ * here the entity maps them and creation sets the first `skip_trace_enabled`. Ids passed in are
+ * well-formed uuids (the caller checks: a malformed one would be a database error).
  */
 
-/** Ids are checked by the caller (a malformed uuid would be a database error). */
 export async function findOrganizationById(em: Em, id: string): Promise<Organization | null> {
   return em.findOne(Organization, { id });
 }
