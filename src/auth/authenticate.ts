@@ -1,7 +1,7 @@
 import type { Sql } from '../infra/database/sql.js';
+import { findActiveGatewayKey } from './api-keys.data.js';
 import { anonymous, type Principal } from '../graphql/principal.js';
 import { hashesEqual, hashSecret, isWellFormedSecret, secretsEqual } from './secrets.js';
-import { findActiveGatewayKey } from './api-keys.data.js';
 
 declare module '../graphql/context.js' {
   interface Services {
