@@ -49,7 +49,7 @@ function normalizeFilter(filter: FeedFilter): FeedConditions {
   return { type, seen: filter.seen ?? null, search };
 }
 
-/** Badge numbers from the counter rows (kept by triggers): constant cost at any feed size. */
+/** The caller's badge numbers; an empty type filter counts every type. */
 export function countNotifications(sql: Sql, userId: string, notificationTypeFilter?: string | null): Promise<NotificationCounts> {
   return counterTotals(sql, userId, notificationTypeFilter || null);
 }
