@@ -85,7 +85,6 @@ export function feedSizes(scale: Scale, seed: number): number[] {
 }
 
 const userId = (seed: number, i: number) => seededUuid(seed, 'user', i);
-const orgId = (seed: number, i: number) => seededUuid(seed, 'org', i);
 export const gatewaySecret = (seed: number, user: number, key = 0) => benchSecret('gk_', seed, `user${user}:${key}`);
 export const skipTraceSecret = (seed: number, org: number) => benchSecret('stk_', seed, `org${org}`);
 
@@ -192,8 +191,14 @@ async function generate(client: pg.Client, url: string, scale: Scale, seed: numb
     );
     const keyUsers: number[] = [];
     const keyIndexes: number[] = [];
-    for (let u = 0; u < scale.users; u++) keyUsers.push(u), keyIndexes.push(0);
-    for (let k = 1; k < scale.heavyUserKeys; k++) keyUsers.push(0), keyIndexes.push(k);
+    for (let u = 0; u < scale.users; u++) {
+      keyUsers.push(u);
+      keyIndexes.push(0);
+    }
+    for (let k = 1; k < scale.heavyUserKeys; k++) {
+      keyUsers.push(0);
+      keyIndexes.push(k);
+    }
     const hashes = keyUsers.map((u, i) => sha256Hex(gatewaySecret(seed, u, keyIndexes[i])));
     await client.query(
       `insert into api_keys (id, user_id, key_hash, hint, scopes)
@@ -261,7 +266,7 @@ async function generate(client: pg.Client, url: string, scale: Scale, seed: numb
       // The GIN trigram builds are the slow ones: one per connection.
       const queues: string[][] = [[], []];
       const sorted = [...indexes.rows].sort((a, b) => Number(b.def.includes('gin')) - Number(a.def.includes('gin')));
-      sorted.forEach((index, i) => queues[i % 2].push(index.def));
+      for (const [i, index] of sorted.entries()) queues[i % 2].push(index.def);
       await Promise.all([client, second].map(async (c, i) => { for (const def of queues[i]) await c.query(def); }));
     } finally {
       await second.end();

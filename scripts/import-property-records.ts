@@ -131,7 +131,10 @@ function csvRecords(text: string): SourcedRecord[] {
     }
     const nameKey = normalizeEntityName(row.owner_name) || row.owner_name;
     let owner = entry.record.owners.find((o) => o.type === 'entity' && (normalizeEntityName(o.name ?? '') || o.name) === nameKey);
-    if (!owner) entry.record.owners.push((owner = { type: 'entity', name: row.owner_name, persons: [] }));
+    if (!owner) {
+      owner = { type: 'entity', name: row.owner_name, persons: [] };
+      entry.record.owners.push(owner);
+    }
     if (person) (owner.persons as PropertyPersonInput[]).push(person);
   }
   return [...records.values()].map(({ record, lines }) => ({
