@@ -73,13 +73,24 @@ async function main() {
   try {
     const common = { DATABASE_URL: url, REDIS_URL: redisUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...LIMITS };
     // The service first: its migrations create the schema the data goes into.
-    servers.service = await startServer({ name: 'service', script: SCRIPTS.service, cwd: serviceRoot, port: PORTS.service, env: { ...common, INTERNAL_API_TOKEN: 'bench-platform-token-0123456789' } });
+    servers.service = await startServer({
+      name: 'service',
+      script: SCRIPTS.service,
+      cwd: serviceRoot,
+      port: PORTS.service,
+      env: { ...common, INTERNAL_API_TOKEN: 'bench-platform-token-0123456789' },
+    });
     generation = await ensureData(url, scale, seed, { force: flag('regenerate') });
     log(generation.generated ? `data generated in ${generation.seconds.toFixed(1)} s` : 'data already in place (same seed and scale)');
     const fixture = await loadFixture(url, scale, seed, CONNECTIONS);
     [servers.floor, servers.postgraphile] = await Promise.all([
       startServer({ name: 'raw-floor', script: SCRIPTS.floor, port: PORTS.floor, env: common }),
-      startServer({ name: 'postgraphile', script: SCRIPTS.postgraphile, port: PORTS.postgraphile, env: { DATABASE_URL: url, NODE_ENV: 'production' } }),
+      startServer({
+        name: 'postgraphile',
+        script: SCRIPTS.postgraphile,
+        port: PORTS.postgraphile,
+        env: { DATABASE_URL: url, NODE_ENV: 'production' },
+      }),
     ]);
     const urls = Object.fromEntries(Object.entries(servers).map(([k, s]) => [k, s!.url])) as Record<ServerKind, string>;
 
@@ -101,12 +112,21 @@ async function main() {
     load: [load0, loadavg()],
     database,
     commit,
-    settings: { scale, seed, connections: CONNECTIONS, rounds, seconds, warmup, foreignServiceRoot: serviceRoot !== ROOT ? serviceRoot : undefined },
+    settings: {
+      scale,
+      seed,
+      connections: CONNECTIONS,
+      rounds,
+      seconds,
+      warmup,
+      foreignServiceRoot: serviceRoot !== ROOT ? serviceRoot : undefined,
+    },
   });
   process.stdout.write(`\n${report}\n`);
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
   // Only a complete full run replaces latest.md; partial or modified runs go beside it, uncommitted.
-  const complete = !only && serviceRoot === ROOT && ['rounds', 'seconds', 'warmup'].every((o) => option(o) === undefined) && !flag('no-startup');
+  const complete =
+    !only && serviceRoot === ROOT && ['rounds', 'seconds', 'warmup'].every((o) => option(o) === undefined) && !flag('no-startup');
   const file = join(ROOT, 'bench/results', quick ? 'latest-quick.md' : complete ? 'latest.md' : 'latest-partial.md');
   writeFileSync(file, report);
   log(`written to ${file}`);
@@ -129,7 +149,13 @@ async function measure(scenario: Scenario, servers: Record<ServerKind, Server>, 
   if (problem) throw new Error(`${scenario.id}: ${problem}`);
   const runs = new Map(scenario.targets.map((t) => [t, [] as RunResult[]]));
   const run = (target: Scenario['targets'][number], secs: number) =>
-    runLoad({ url: servers[target.server].url, pid: servers[target.server].pid, connections: CONNECTIONS, seconds: secs, perConnection: target.requests });
+    runLoad({
+      url: servers[target.server].url,
+      pid: servers[target.server].pid,
+      connections: CONNECTIONS,
+      seconds: secs,
+      perConnection: target.requests,
+    });
   for (const target of scenario.targets) await run(target, warmup);
   for (let round = 0; round < rounds; round++) {
     for (const target of scenario.targets) runs.get(target)!.push(await run(target, seconds));
@@ -149,7 +175,13 @@ async function measure(scenario: Scenario, servers: Record<ServerKind, Server>, 
       cpuMs: median(r.map((x) => x.cpuMsPerRequest)),
     };
   });
-  for (const row of rows) log(`${scenario.id.padEnd(13)} ${row.label.padEnd(17)} ${row.rps.toFixed(0).padStart(6)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms  cpu ${row.cpuMs.toFixed(2)} ms/req  errors ${row.errors}  (rounds: ${row.runs.map((x) => x.rps.toFixed(0)).join(', ')})`);
+  for (const row of rows) {
+    const byRound = row.runs.map((x) => x.rps.toFixed(0)).join(', ');
+    log(
+      `${scenario.id.padEnd(13)} ${row.label.padEnd(17)} ${row.rps.toFixed(0).padStart(6)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms  ` +
+        `cpu ${row.cpuMs.toFixed(2)} ms/req  errors ${row.errors}  (rounds: ${byRound})`,
+    );
+  }
   for (const row of rows) if (row.errors) log(`  ${row.label} status codes: ${JSON.stringify(row.runs.map((x) => x.statusCodes))}`);
   return rows;
 }

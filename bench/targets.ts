@@ -107,6 +107,6 @@ export const TARGETS: Target[] = [
     name: 'service RSS ≤ 250 MB under load (PostgreSQL)',
     metric: { kind: 'service-peak-rss-mib' },
     threshold: 250,
-    source: 'goal set with the benchmarks: one instance\'s memory on PostgreSQL, held by the heap caps of `npm start` (README)',
+    source: "goal set with the benchmarks: one instance's memory on PostgreSQL, held by the heap caps of `npm start` (README)",
   },
 ];
