@@ -14,7 +14,14 @@
  * CLI: `tsx bench/generate-data.ts [--quick] [--force]` against `BENCH_DATABASE_URL`.
  */
 import pg from 'pg';
-import { addressKey, normalizeEntityName, normalizePersonNamePart, standardizeAddress } from '../src/skip-trace/address/index.js';
+import {
+  addressKey,
+  normalizeActor,
+  normalizeEntityName,
+  normalizePersonNamePart,
+  standardizeAddress,
+  traceCacheKey,
+} from '../src/skip-trace/address/index.js';
 import { benchSecret, log, normal, prng, seededUuid, sha256Hex } from './lib/common.js';
 
 export interface Scale {
@@ -53,7 +60,7 @@ export const QUICK: Scale = {
 
 export const DEFAULT_SEED = 20261123;
 /** Bump when the generator changes, so an older data set is rebuilt. */
-const GENERATOR_VERSION = 4;
+const GENERATOR_VERSION = 5;
 /** Timestamps are anchored, not `now()`, so every run builds the same rows. */
 const ANCHOR = '2026-11-01T00:00:00Z';
 
@@ -214,7 +221,7 @@ async function generate(client: pg.Client, url: string, scale: Scale, seed: numb
       property_persons, skip_trace_keys, skip_trace_credit_ledger, skip_trace_results, skip_trace_requests cascade`),
   );
   await client.query(`drop table if exists bench_meta.trace_inputs`);
-  await client.query(`create table bench_meta.trace_inputs (address_key text primary key, line1 text, city text, state text, zip text)`);
+  await client.query(`create table bench_meta.trace_inputs (address_key text primary key, cache_key text not null, line1 text, city text, state text, zip text)`);
 
   // Hash-derived pseudo-random integers: the i-th 32-bit slice of an md5, non-negative.
   await client.query(`create or replace function bench_meta.h(m text, i int) returns int language sql immutable parallel safe
@@ -372,10 +379,12 @@ async function generate(client: pg.Client, url: string, scale: Scale, seed: numb
   await step(`${scale.cachedTraces} cached trace results`, async () => {
     const cached = addresses.slice(0, scale.cachedTraces);
     await client.query(
-      `insert into bench_meta.trace_inputs (address_key, line1, city, state, zip)
-       select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])`,
+      `insert into bench_meta.trace_inputs (address_key, cache_key, line1, city, state, zip)
+       select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
       [
         cached.map((a) => a.key),
+        // The key the service looks a trace up by (no actor, as the scenario asks).
+        cached.map((a) => traceCacheKey(a.std, normalizeActor(null))),
         cached.map((a) => a.raw.line1),
         cached.map((a) => a.raw.city),
         cached.map((a) => a.raw.state),
@@ -385,13 +394,13 @@ async function generate(client: pg.Client, url: string, scale: Scale, seed: numb
     // What the records provider would have cached: every person of every owner, in order.
     await client.query(
       `insert into skip_trace_results (cache_key, status, persons, provider, created_at, expires_at)
-       select t.address_key, case when count(pp.id) > 0 then 'records_found' else 'no_records_found' end,
+       select t.cache_key, case when count(pp.id) > 0 then 'records_found' else 'no_records_found' end,
               coalesce(jsonb_agg(jsonb_build_object('firstName', pp.first_name, 'lastName', pp.last_name, 'middleName', pp.middle_name,
                 'age', pp.age, 'phones', pp.phones, 'emails', pp.emails) order by o.position, pp.position) filter (where pp.id is not null), '[]'),
               'records', now(), now() + interval '3650 days'
        from bench_meta.trace_inputs t join properties p on p.address_key = t.address_key
        left join property_owners o on o.property_id = p.id left join property_persons pp on pp.owner_id = o.id
-       group by t.address_key`,
+       group by t.cache_key`,
     );
   });
 
