@@ -221,7 +221,9 @@ async function generate(client: pg.Client, url: string, scale: Scale, seed: numb
       property_persons, skip_trace_keys, skip_trace_credit_ledger, skip_trace_results, skip_trace_requests cascade`),
   );
   await client.query(`drop table if exists bench_meta.trace_inputs`);
-  await client.query(`create table bench_meta.trace_inputs (address_key text primary key, cache_key text not null, line1 text, city text, state text, zip text)`);
+  await client.query(
+    `create table bench_meta.trace_inputs (address_key text primary key, cache_key text not null, line1 text, city text, state text, zip text)`,
+  );
 
   // Hash-derived pseudo-random integers: the i-th 32-bit slice of an md5, non-negative.
   await client.query(`create or replace function bench_meta.h(m text, i int) returns int language sql immutable parallel safe

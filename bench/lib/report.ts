@@ -175,10 +175,17 @@ function evaluate(target: Target, input: ReportInput): Line[] {
       return [line(target.name, errors, `${errors}`)];
     }
     case 'startup-extra-ms': {
-      if (!input.startup) return [];
-      const service = median(input.startup.service[metric.phase]);
-      const bare = median(input.startup.bare[metric.phase]);
-      return [line(target.name, service - bare, `${fmt(service)} ms vs ${fmt(bare)} ms: +${fmt(service - bare)} ms`)];
+      const { startup } = input;
+      if (!startup) return [];
+      return (['fresh', 'reopened'] as const).map((phase) => {
+        const service = median(startup.service[phase]);
+        const bare = median(startup.bare[phase]);
+        return line(
+          `${target.name} (${phase} data dir)`,
+          service - bare,
+          `${fmt(service)} ms vs ${fmt(bare)} ms: +${fmt(service - bare)} ms`,
+        );
+      });
     }
     case 'service-peak-rss-mib': {
       const rss = Math.max(...rows.filter((r) => r.server === 'service').map((r) => r.peakRssMiB));
