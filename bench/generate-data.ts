@@ -14,7 +14,14 @@
  * CLI: `tsx bench/generate-data.ts [--quick] [--force]` against `BENCH_DATABASE_URL`.
  */
 import pg from 'pg';
-import { addressKey, normalizeEntityName, normalizePersonNamePart, standardizeAddress } from '../src/skip-trace/address/index.js';
+import {
+  addressKey,
+  normalizeActor,
+  normalizeEntityName,
+  normalizePersonNamePart,
+  standardizeAddress,
+  traceCacheKey,
+} from '../src/skip-trace/address/index.js';
 import { benchSecret, log, normal, prng, seededUuid, sha256Hex } from './lib/common.js';
 
 export interface Scale {
@@ -30,12 +37,30 @@ export interface Scale {
   heavyUserKeys: number;
 }
 
-export const FULL: Scale = { name: 'full', organizations: 100, users: 10_000, notifications: 1_000_000, heavyUserNotifications: 100_000, properties: 100_000, cachedTraces: 2_000, heavyUserKeys: 64 };
-export const QUICK: Scale = { name: 'quick', organizations: 10, users: 500, notifications: 55_000, heavyUserNotifications: 10_000, properties: 5_000, cachedTraces: 200, heavyUserKeys: 64 };
+export const FULL: Scale = {
+  name: 'full',
+  organizations: 100,
+  users: 10_000,
+  notifications: 1_000_000,
+  heavyUserNotifications: 100_000,
+  properties: 100_000,
+  cachedTraces: 2_000,
+  heavyUserKeys: 64,
+};
+export const QUICK: Scale = {
+  name: 'quick',
+  organizations: 10,
+  users: 500,
+  notifications: 55_000,
+  heavyUserNotifications: 10_000,
+  properties: 5_000,
+  cachedTraces: 200,
+  heavyUserKeys: 64,
+};
 
 export const DEFAULT_SEED = 20261123;
 /** Bump when the generator changes, so an older data set is rebuilt. */
-const GENERATOR_VERSION = 4;
+const GENERATOR_VERSION = 5;
 /** Timestamps are anchored, not `now()`, so every run builds the same rows. */
 const ANCHOR = '2026-11-01T00:00:00Z';
 
@@ -44,6 +69,7 @@ const MU = Math.log(60);
 const SIGMA = Math.log(500 / 60) / 2.326;
 
 /** Per-mille weights of the catalog's types: tasks and deals are frequent, skip trace rare. */
+// biome-ignore format: a word list, kept dense
 const TYPE_WEIGHTS: [string, number][] = [
   ['task_due_soon', 150], ['task_assigned', 120], ['deal_stage_changed', 110], ['reply_received', 100],
   ['note_mention', 90], ['contact_assigned', 80], ['task_overdue', 70], ['deal_assigned', 60],
@@ -51,10 +77,14 @@ const TYPE_WEIGHTS: [string, number][] = [
   ['call_voicemail', 25], ['skip_trace_completed', 10],
 ];
 
+// biome-ignore format: a word list, kept dense
 export const FIRST_NAMES = ['James', 'Mary', 'Robert', 'Patricia', 'John', 'Jennifer', 'Michael', 'Linda', 'David', 'Elizabeth', 'William', 'Barbara', 'Richard', 'Susan', 'Joseph', 'Jessica', 'Thomas', 'Sarah', 'Charles', 'Karen', 'Christopher', 'Lisa', 'Daniel', 'Nancy', 'Matthew', 'Betty', 'Anthony', 'Margaret', 'Mark', 'Sandra', 'Donald', 'Ashley', 'Steven', 'Kimberly', 'Paul', 'Emily', 'Andrew', 'Donna', 'Joshua', 'Michelle', 'Kenneth', 'Carol', 'Kevin', 'Amanda', 'Brian', 'Dorothy', 'George', 'Melissa', 'Timothy', 'Deborah'];
+// biome-ignore format: a word list, kept dense
 export const SURNAMES = ['Smith', 'Johnson', 'Williams', 'Brown', 'Jones', 'Garcia', 'Miller', 'Davis', 'Rodriguez', 'Martinez', 'Hernandez', 'Lopez', 'Gonzalez', 'Wilson', 'Anderson', 'Thomas', 'Taylor', 'Moore', 'Jackson', 'Martin', 'Lee', 'Perez', 'Thompson', 'White', 'Harris', 'Sanchez', 'Clark', 'Ramirez', 'Lewis', 'Robinson', 'Walker', 'Young', 'Allen', 'King', 'Wright', 'Scott', 'Torres', 'Nguyen', 'Hill', 'Flores', 'Green', 'Adams', 'Nelson', 'Baker', 'Hall', 'Rivera', 'Campbell', 'Mitchell', 'Carter', 'Roberts', 'Gomez', 'Phillips', 'Evans', 'Turner', 'Diaz', 'Parker', 'Cruz', 'Edwards', 'Collins', 'Reyes', 'Stewart', 'Morris', 'Morales', 'Murphy', 'Cook', 'Rogers', 'Gutierrez', 'Ortiz', 'Morgan', 'Cooper', 'Peterson', 'Bailey', 'Reed', 'Kelly', 'Howard', 'Ramos', 'Kim', 'Cox', 'Ward', 'Richardson', 'Watson', 'Brooks', 'Chavez', 'Wood', 'James', 'Bennett', 'Gray', 'Mendoza', 'Ruiz', 'Hughes', 'Price', 'Alvarez', 'Castillo', 'Sanders', 'Patel', 'Myers', 'Long', 'Ross', 'Foster', 'Jimenez'];
+// biome-ignore format: a word list, kept dense
 const STREETS = ['Oak', 'Maple', 'Cedar', 'Pine', 'Elm', 'Walnut', 'Willow', 'Birch', 'Hickory', 'Magnolia', 'Sycamore', 'Chestnut', 'Dogwood', 'Laurel', 'Juniper', 'Aspen', 'Cypress', 'Poplar', 'Spruce', 'Hawthorn', 'Lincoln', 'Washington', 'Jefferson', 'Madison', 'Franklin', 'Jackson', 'Adams', 'Monroe', 'Hamilton', 'Grant', 'Park', 'Lake', 'Hill', 'River', 'Spring', 'Meadow', 'Forest', 'Valley', 'Ridge', 'Sunset', 'Highland', 'Prairie', 'Canyon', 'Mesa', 'Harbor', 'Bay', 'Summit', 'Orchard', 'Mill', 'Church', 'School', 'Market', 'Bridge', 'Station', 'Union', 'Liberty', 'Victory', 'Heritage', 'Colonial', 'Pioneer'];
 const SUFFIXES = ['Street', 'Avenue', 'Road', 'Lane', 'Drive', 'Boulevard', 'Court', 'Way', 'Place', 'Terrace'];
+// biome-ignore format: a word list, kept dense
 const CITIES: [string, string, string][] = [
   ['Austin', 'TX', '787'], ['Dallas', 'TX', '752'], ['Houston', 'TX', '770'], ['San Antonio', 'TX', '782'], ['Phoenix', 'AZ', '850'],
   ['Denver', 'CO', '802'], ['Atlanta', 'GA', '303'], ['Miami', 'FL', '331'], ['Orlando', 'FL', '328'], ['Tampa', 'FL', '336'],
@@ -79,13 +109,18 @@ export function feedSizes(scale: Scale, seed: number): number[] {
   const sizes = typical.map((n) => Math.max(1, Math.round(n * factor)));
   let diff = target - sizes.reduce((a, b) => a + b, 0);
   for (let i = 0; diff !== 0; i = (i + 1) % sizes.length) {
-    if (diff > 0) { sizes[i]++; diff--; } else if (sizes[i] > 1) { sizes[i]--; diff++; }
+    if (diff > 0) {
+      sizes[i]++;
+      diff--;
+    } else if (sizes[i] > 1) {
+      sizes[i]--;
+      diff++;
+    }
   }
   return [scale.heavyUserNotifications, ...sizes];
 }
 
 const userId = (seed: number, i: number) => seededUuid(seed, 'user', i);
-const orgId = (seed: number, i: number) => seededUuid(seed, 'org', i);
 export const gatewaySecret = (seed: number, user: number, key = 0) => benchSecret('gk_', seed, `user${user}:${key}`);
 export const skipTraceSecret = (seed: number, org: number) => benchSecret('stk_', seed, `org${org}`);
 
@@ -133,7 +168,9 @@ export async function ensureData(url: string, scale: Scale, seed: number, option
   await client.connect();
   try {
     await client.query(`create schema if not exists bench_meta`);
-    await client.query(`create table if not exists bench_meta.info (id int primary key default 1, signature text not null, generated_at timestamptz not null default now(), seconds numeric)`);
+    await client.query(
+      `create table if not exists bench_meta.info (id int primary key default 1, signature text not null, generated_at timestamptz not null default now(), seconds numeric)`,
+    );
     const signature = JSON.stringify({ v: GENERATOR_VERSION, seed, scale });
     const existing = await client.query<{ signature: string }>(`select signature from bench_meta.info where id = 1`);
     if (!options.force && existing.rows[0]?.signature === signature) {
@@ -141,7 +178,10 @@ export async function ensureData(url: string, scale: Scale, seed: number, option
     }
     await generate(client, url, scale, seed);
     const seconds = (performance.now() - started) / 1000;
-    await client.query(`insert into bench_meta.info (id, signature, seconds) values (1, $1, $2) on conflict (id) do update set signature = excluded.signature, generated_at = now(), seconds = excluded.seconds`, [signature, seconds]);
+    await client.query(
+      `insert into bench_meta.info (id, signature, seconds) values (1, $1, $2) on conflict (id) do update set signature = excluded.signature, generated_at = now(), seconds = excluded.seconds`,
+      [signature, seconds],
+    );
     return { generated: true, seconds, rows: await rowCounts(client) };
   } finally {
     await client.end();
@@ -149,7 +189,17 @@ export async function ensureData(url: string, scale: Scale, seed: number, option
 }
 
 async function rowCounts(client: pg.Client): Promise<Record<string, number>> {
-  const tables = ['organizations', 'users', 'api_keys', 'notifications', 'notification_counters', 'properties', 'property_owners', 'property_persons', 'skip_trace_results'];
+  const tables = [
+    'organizations',
+    'users',
+    'api_keys',
+    'notifications',
+    'notification_counters',
+    'properties',
+    'property_owners',
+    'property_persons',
+    'skip_trace_results',
+  ];
   const counts: Record<string, number> = {};
   for (const table of tables) counts[table] = Number(await scalar<string>(client, `select count(*) from ${table}`));
   return counts;
@@ -171,7 +221,9 @@ async function generate(client: pg.Client, url: string, scale: Scale, seed: numb
       property_persons, skip_trace_keys, skip_trace_credit_ledger, skip_trace_results, skip_trace_requests cascade`),
   );
   await client.query(`drop table if exists bench_meta.trace_inputs`);
-  await client.query(`create table bench_meta.trace_inputs (address_key text primary key, line1 text, city text, state text, zip text)`);
+  await client.query(
+    `create table bench_meta.trace_inputs (address_key text primary key, cache_key text not null, line1 text, city text, state text, zip text)`,
+  );
 
   // Hash-derived pseudo-random integers: the i-th 32-bit slice of an md5, non-negative.
   await client.query(`create or replace function bench_meta.h(m text, i int) returns int language sql immutable parallel safe
@@ -192,8 +244,14 @@ async function generate(client: pg.Client, url: string, scale: Scale, seed: numb
     );
     const keyUsers: number[] = [];
     const keyIndexes: number[] = [];
-    for (let u = 0; u < scale.users; u++) keyUsers.push(u), keyIndexes.push(0);
-    for (let k = 1; k < scale.heavyUserKeys; k++) keyUsers.push(0), keyIndexes.push(k);
+    for (let u = 0; u < scale.users; u++) {
+      keyUsers.push(u);
+      keyIndexes.push(0);
+    }
+    for (let k = 1; k < scale.heavyUserKeys; k++) {
+      keyUsers.push(0);
+      keyIndexes.push(k);
+    }
     const hashes = keyUsers.map((u, i) => sha256Hex(gatewaySecret(seed, u, keyIndexes[i])));
     await client.query(
       `insert into api_keys (id, user_id, key_hash, hint, scopes)
@@ -261,8 +319,12 @@ async function generate(client: pg.Client, url: string, scale: Scale, seed: numb
       // The GIN trigram builds are the slow ones: one per connection.
       const queues: string[][] = [[], []];
       const sorted = [...indexes.rows].sort((a, b) => Number(b.def.includes('gin')) - Number(a.def.includes('gin')));
-      sorted.forEach((index, i) => queues[i % 2].push(index.def));
-      await Promise.all([client, second].map(async (c, i) => { for (const def of queues[i]) await c.query(def); }));
+      for (const [i, index] of sorted.entries()) queues[i % 2].push(index.def);
+      await Promise.all(
+        [client, second].map(async (c, i) => {
+          for (const def of queues[i]) await c.query(def);
+        }),
+      );
     } finally {
       await second.end();
     }
@@ -282,7 +344,14 @@ async function generate(client: pg.Client, url: string, scale: Scale, seed: numb
       await client.query(
         `insert into properties (id, address_key, line1, city, state, zip5)
          select md5(concat_ws(':', $1::int, 'p', k))::uuid, k, l, c, s, z from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) as t(k, l, c, s, z)`,
-        [seed, batch.map((a) => a.key), batch.map((a) => a.std.line1), batch.map((a) => a.std.city), batch.map((a) => a.std.state), batch.map((a) => a.std.zip5)],
+        [
+          seed,
+          batch.map((a) => a.key),
+          batch.map((a) => a.std.line1),
+          batch.map((a) => a.std.city),
+          batch.map((a) => a.std.state),
+          batch.map((a) => a.std.zip5),
+        ],
       );
     }
     // One or two owners per property; a fifth of them entities with one or two persons.
@@ -312,20 +381,28 @@ async function generate(client: pg.Client, url: string, scale: Scale, seed: numb
   await step(`${scale.cachedTraces} cached trace results`, async () => {
     const cached = addresses.slice(0, scale.cachedTraces);
     await client.query(
-      `insert into bench_meta.trace_inputs (address_key, line1, city, state, zip)
-       select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])`,
-      [cached.map((a) => a.key), cached.map((a) => a.raw.line1), cached.map((a) => a.raw.city), cached.map((a) => a.raw.state), cached.map((a) => a.raw.zip)],
+      `insert into bench_meta.trace_inputs (address_key, cache_key, line1, city, state, zip)
+       select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+      [
+        cached.map((a) => a.key),
+        // The key the service looks a trace up by (no actor, as the scenario asks).
+        cached.map((a) => traceCacheKey(a.std, normalizeActor(null))),
+        cached.map((a) => a.raw.line1),
+        cached.map((a) => a.raw.city),
+        cached.map((a) => a.raw.state),
+        cached.map((a) => a.raw.zip),
+      ],
     );
     // What the records provider would have cached: every person of every owner, in order.
     await client.query(
       `insert into skip_trace_results (cache_key, status, persons, provider, created_at, expires_at)
-       select t.address_key, case when count(pp.id) > 0 then 'records_found' else 'no_records_found' end,
+       select t.cache_key, case when count(pp.id) > 0 then 'records_found' else 'no_records_found' end,
               coalesce(jsonb_agg(jsonb_build_object('firstName', pp.first_name, 'lastName', pp.last_name, 'middleName', pp.middle_name,
                 'age', pp.age, 'phones', pp.phones, 'emails', pp.emails) order by o.position, pp.position) filter (where pp.id is not null), '[]'),
               'records', now(), now() + interval '3650 days'
        from bench_meta.trace_inputs t join properties p on p.address_key = t.address_key
        left join property_owners o on o.property_id = p.id left join property_persons pp on pp.owner_id = o.id
-       group by t.address_key`,
+       group by t.cache_key`,
     );
   });
 

@@ -45,8 +45,23 @@ const server = await startServer({
   script: scripts[serverKind],
   port: 4320,
   cwd: serverKind === 'service' ? serviceRoot : ROOT,
-  nodeArgs: [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []), '--expose-gc', '--import', join(ROOT, 'bench/lib/memory-probe.ts')],
-  env: { ...extraEnv, MEMORY_PROBE_FILE: probeFile, DATABASE_URL: url, REDIS_URL: redisUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production', GATEWAY_RATE_LIMIT_PER_MIN: '100000000', SKIPTRACE_RATE_LIMIT_PER_MIN: '100000000', SKIPTRACE_MAX_IN_FLIGHT: '64' },
+  nodeArgs: [
+    ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []),
+    '--expose-gc',
+    '--import',
+    join(ROOT, 'bench/lib/memory-probe.ts'),
+  ],
+  env: {
+    ...extraEnv,
+    MEMORY_PROBE_FILE: probeFile,
+    DATABASE_URL: url,
+    REDIS_URL: redisUrl,
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+    GATEWAY_RATE_LIMIT_PER_MIN: '100000000',
+    SKIPTRACE_RATE_LIMIT_PER_MIN: '100000000',
+    SKIPTRACE_MAX_IN_FLIGHT: '64',
+  },
 });
 const probe = async (when: string) => {
   process.kill(server.pid, 'SIGUSR2');
@@ -59,14 +74,23 @@ if (argv.includes('--pause')) await new Promise((resolve) => setTimeout(resolve,
 await probe('at ready');
 const warm = await runLoad({ url: server.url, pid: server.pid, connections: 32, seconds: 3, perConnection: target.requests });
 const result = await runLoad({ url: server.url, pid: server.pid, connections: 32, seconds, perConnection: target.requests });
-console.log(`${scenarioId} on ${serverKind}: ${result.rps.toFixed(0)} req/s, CPU ${result.cpuMsPerRequest.toFixed(3)} ms/req, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}, ${warm.requests + result.requests} requests in all, peak RSS ${result.peakRssMiB.toFixed(0)} MiB (HWM ${memoryOf(server.pid).hwm.toFixed(0)} MiB)`);
+console.log(
+  `${scenarioId} on ${serverKind}: ${result.rps.toFixed(0)} req/s, CPU ${result.cpuMsPerRequest.toFixed(3)} ms/req, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}, ${warm.requests + result.requests} requests in all, peak RSS ${result.peakRssMiB.toFixed(0)} MiB (HWM ${memoryOf(server.pid).hwm.toFixed(0)} MiB)`,
+);
 await probe('after load');
 await server.stop();
 
 if (profile) {
   // The main thread's profile (thread 0) of this process; tsx's loader thread writes one of its own.
-  const latest = readdirSync(dir).filter((f) => f.includes(`.${server.pid}.0.`)).map((f) => join(dir, f)).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
-  const { nodes, samples, timeDeltas } = JSON.parse(readFileSync(latest, 'utf8')) as { nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[]; samples: number[]; timeDeltas: number[] };
+  const latest = readdirSync(dir)
+    .filter((f) => f.includes(`.${server.pid}.0.`))
+    .map((f) => join(dir, f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  const { nodes, samples, timeDeltas } = JSON.parse(readFileSync(latest, 'utf8')) as {
+    nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+    samples: number[];
+    timeDeltas: number[];
+  };
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const self = new Map<string, number>();
   let total = 0;
@@ -77,5 +101,6 @@ if (profile) {
     total += timeDeltas[i];
   });
   console.log(`\n${latest}\ntop self time:`);
-  for (const [where, us] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${where}`);
+  for (const [where, us] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40))
+    console.log(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${where}`);
 }

@@ -34,7 +34,9 @@ return {consumed, ttl}`,
 });
 
 async function consumeWindow(key: string, limit: number, res: ServerResponse): Promise<boolean> {
-  const [consumed, ttl] = (await (redis as unknown as { windowIncr(key: string, points: number, seconds: number): Promise<[number, number]> }).windowIncr(`rlfloor:${key}`, 1, 60));
+  const [consumed, ttl] = await (
+    redis as unknown as { windowIncr(key: string, points: number, seconds: number): Promise<[number, number]> }
+  ).windowIncr(`rlfloor:${key}`, 1, 60);
   res.setHeader('X-RateLimit-Limit', limit);
   res.setHeader('X-RateLimit-Remaining', Math.max(0, limit - consumed));
   res.setHeader('X-RateLimit-Reset', Math.ceil((Date.now() + ttl) / 1000));
@@ -57,7 +59,10 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 const bearer = (req: IncomingMessage) => /^Bearer[ ]+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
 
 class HttpError extends Error {
-  constructor(readonly status: number, readonly code: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+  ) {
     super(code);
   }
 }
@@ -94,7 +99,8 @@ const COLUMNS = `id, notification_type, is_seen, title, body, created_at, seen_a
   contact_id, deal_id, note_id, reply_id, task_id, call_id, action_type, action_target_id`;
 
 const ownerTag = (userId: string) => createHash('sha256').update(userId).digest('base64url').slice(0, 10);
-const encodeCursor = (userId: string, createdAt: Date, id: string) => Buffer.from(JSON.stringify([createdAt.getTime(), id, ownerTag(userId)])).toString('base64url');
+const encodeCursor = (userId: string, createdAt: Date, id: string) =>
+  Buffer.from(JSON.stringify([createdAt.getTime(), id, ownerTag(userId)])).toString('base64url');
 function decodeCursor(userId: string, cursor: string): { createdAt: Date; id: string } {
   const [millis, id, tag] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [number, string, string];
   if (tag !== ownerTag(userId)) throw new HttpError(422, 'invalid_request');
@@ -213,7 +219,10 @@ async function skipTrace(req: IncomingMessage, res: ServerResponse) {
   const token = bearer(req);
   if (!token?.startsWith('stk_')) throw new HttpError(401, 'invalid_key');
   const hash = sha256(token);
-  const { rows: keys } = await bound(`select id, key_hash, organization_id from skip_trace_keys where key_hash = $1 and revoked_at is null`, [hash]);
+  const { rows: keys } = await bound(
+    `select id, key_hash, organization_id from skip_trace_keys where key_hash = $1 and revoked_at is null`,
+    [hash],
+  );
   const key = keys[0] as { id: string; organization_id: string } | undefined;
   if (!key) throw new HttpError(401, 'invalid_key');
   if (!(await consumeWindow(`skiptrace:${key.id}`, SKIPTRACE_LIMIT, res))) throw new HttpError(429, 'rate_limited');
@@ -225,19 +234,32 @@ async function skipTrace(req: IncomingMessage, res: ServerResponse) {
     const cacheKey = traceCacheKey(standard, normalizeActor(null));
     const requestId = randomUUID();
 
-    const { rows: orgs } = await sql(`select skip_trace_enabled, skip_trace_credits from organizations where id = ${lit(key.organization_id)}`);
+    const { rows: orgs } = await sql(
+      `select skip_trace_enabled, skip_trace_credits from organizations where id = ${lit(key.organization_id)}`,
+    );
     if (!orgs[0]?.skip_trace_enabled) throw new HttpError(403, 'feature_unavailable');
     if (orgs[0].skip_trace_credits <= 0) throw new HttpError(402, 'insufficient_credits');
-    const { rows: cached } = await sql(`select status, persons from skip_trace_results where cache_key = ${lit(cacheKey)} and expires_at > now()`);
+    const { rows: cached } = await sql(
+      `select status, persons from skip_trace_results where cache_key = ${lit(cacheKey)} and expires_at > now()`,
+    );
     if (!cached[0]) throw new HttpError(500, 'not_cached'); // the floor serves the cached path only
 
     const client = await pool.connect();
     try {
       await sql('begin', client);
-      const charged = await sql(`update organizations set skip_trace_credits = skip_trace_credits - 1 where id = ${lit(key.organization_id)} and skip_trace_credits > 0`, client);
+      const charged = await sql(
+        `update organizations set skip_trace_credits = skip_trace_credits - 1 where id = ${lit(key.organization_id)} and skip_trace_credits > 0`,
+        client,
+      );
       if (charged.rowCount !== 1) throw new HttpError(402, 'insufficient_credits');
-      await sql(`insert into skip_trace_credit_ledger (id, organization_id, kind, amount, request_id) values (${lit(randomUUID())}, ${lit(key.organization_id)}, 'charge', -1, ${lit(requestId)})`, client);
-      await sql(`insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms) values (${lit(requestId)}, ${lit(key.organization_id)}, ${lit(key.id)}, ${lit(cacheKey)}, ${lit(cached[0].status)}, true, true, ${Math.round(performance.now() - startedAt)})`, client);
+      await sql(
+        `insert into skip_trace_credit_ledger (id, organization_id, kind, amount, request_id) values (${lit(randomUUID())}, ${lit(key.organization_id)}, 'charge', -1, ${lit(requestId)})`,
+        client,
+      );
+      await sql(
+        `insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms) values (${lit(requestId)}, ${lit(key.organization_id)}, ${lit(key.id)}, ${lit(cacheKey)}, ${lit(cached[0].status)}, true, true, ${Math.round(performance.now() - startedAt)})`,
+        client,
+      );
       await sql('commit', client);
     } catch (error) {
       await sql('rollback', client).catch(() => undefined);
@@ -255,7 +277,11 @@ async function skipTrace(req: IncomingMessage, res: ServerResponse) {
 
 function send(res: ServerResponse, status: number, payload: unknown) {
   const body = JSON.stringify(payload);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-request-id': randomUUID() });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': randomUUID(),
+  });
   res.end(body);
 }
 

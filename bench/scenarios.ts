@@ -44,6 +44,7 @@ export interface Fixture {
   skipTraceKeys: string[];
 }
 
+// biome-ignore format: a word list, kept dense
 const TYPES = ['task_due_soon', 'task_assigned', 'deal_stage_changed', 'reply_received', 'note_mention', 'contact_assigned', 'task_overdue', 'deal_assigned', 'contact_created', 'call_missed', 'deal_created', 'task_completed', 'call_voicemail', 'skip_trace_completed'];
 
 /** Users, keys, cursors and ids for the scenarios, from the seed and the generated database. */
@@ -80,19 +81,29 @@ export async function loadFixture(url: string, scale: Scale, seed: number, conne
     const mark: Fixture['mark'] = [];
     for (const i of markUsers) {
       const u = user(i);
-      const { rows } = await client.query<{ id: string }>(`select id from notifications where user_id = $1 order by created_at desc, id desc limit 10`, [u.userId]);
+      const { rows } = await client.query<{ id: string }>(
+        `select id from notifications where user_id = $1 order by created_at desc, id desc limit 10`,
+        [u.userId],
+      );
       mark.push({ ...u, ids: rows.map((r) => r.id) });
     }
-    await client.query(`update notifications set is_seen = false, seen_at = null where id = any($1::uuid[]) and is_seen`, [mark.flatMap((m) => m.ids)]);
+    await client.query(`update notifications set is_seen = false, seen_at = null where id = any($1::uuid[]) and is_seen`, [
+      mark.flatMap((m) => m.ids),
+    ]);
 
     // Skip trace: reset the ledger, the audit and the balances the previous run spent.
     await client.query(`truncate skip_trace_credit_ledger, skip_trace_requests`);
     await client.query(`update organizations set skip_trace_credits = 1000000000`);
-    const { rows: traces } = await client.query<RawAddress>(`select line1, city, state, zip from bench_meta.trace_inputs order by address_key`);
+    const { rows: traces } = await client.query<RawAddress>(
+      `select line1, city, state, zip from bench_meta.trace_inputs order by address_key`,
+    );
 
     return {
       typical: sample.map(user),
-      heavy: { userId: seededUuid(seed, 'user', 0), keys: Array.from({ length: scale.heavyUserKeys }, (_, k) => gatewaySecret(seed, 0, k)) },
+      heavy: {
+        userId: seededUuid(seed, 'user', 0),
+        keys: Array.from({ length: scale.heavyUserKeys }, (_, k) => gatewaySecret(seed, 0, k)),
+      },
       deep,
       mark,
       traces,
@@ -119,7 +130,7 @@ function share<T>(list: T[], connection: number, connections: number, max = 64):
   return (mine.length ? mine : [list[connection % list.length]]).slice(0, max);
 }
 
-const LIST_DOCUMENT = readFileSync(`${ROOT}/src/gateway/operations/listNotifications.graphql`, 'utf8');
+const LIST_DOCUMENT = readFileSync(`${ROOT}/src/server/gateway/operations/listNotifications.graphql`, 'utf8');
 const PEER_FEED = `query feed($userId: UUID!) {
   allNotifications(condition: {userId: $userId}, orderBy: [CREATED_AT_DESC, ROW_ID_DESC], first: 25) {
     nodes { rowId notificationType isSeen title body createdAt seenAt contactId dealId noteId replyId taskId callId actionType actionTargetId }
@@ -128,8 +139,18 @@ const PEER_FEED = `query feed($userId: UUID!) {
   }
 }`;
 
-const peerFeed = (u: UserKey): HttpRequest => ({ method: 'POST', path: '/graphql', headers: json(u.key), body: JSON.stringify({ query: PEER_FEED, variables: { userId: u.userId } }) });
-const serviceGraphqlFeed = (u: UserKey): HttpRequest => ({ method: 'POST', path: '/graphql', headers: json(u.key), body: JSON.stringify({ query: LIST_DOCUMENT, variables: {} }) });
+const peerFeed = (u: UserKey): HttpRequest => ({
+  method: 'POST',
+  path: '/graphql',
+  headers: json(u.key),
+  body: JSON.stringify({ query: PEER_FEED, variables: { userId: u.userId } }),
+});
+const serviceGraphqlFeed = (u: UserKey): HttpRequest => ({
+  method: 'POST',
+  path: '/graphql',
+  headers: json(u.key),
+  body: JSON.stringify({ query: LIST_DOCUMENT, variables: {} }),
+});
 
 // What must agree across targets: the data itself for the REST twins, ids and total against the peer.
 type Page = { notifications: { id: string }[]; total: number };
@@ -153,7 +174,12 @@ export function buildScenarios(f: Fixture, connections: number): Scenario[] {
     { server: 'floor', label: 'raw floor', requests, comparable },
   ];
   const typical = (c: number) => share(f.typical, c, connections);
-  const heavyKeys = (c: number) => share(f.heavy.keys.map((key) => ({ userId: f.heavy.userId, key })), c, connections);
+  const heavyKeys = (c: number) =>
+    share(
+      f.heavy.keys.map((key) => ({ userId: f.heavy.userId, key })),
+      c,
+      connections,
+    );
 
   return [
     {
@@ -172,12 +198,16 @@ export function buildScenarios(f: Fixture, connections: number): Scenario[] {
     {
       id: 'feed-type',
       title: 'listNotifications with notificationTypeFilter',
-      targets: twins((c) => typical(c).map((u, i) => call(u.key, 'listNotifications', { notificationTypeFilter: TYPES[(c + i) % TYPES.length] }))),
+      targets: twins((c) =>
+        typical(c).map((u, i) => call(u.key, 'listNotifications', { notificationTypeFilter: TYPES[(c + i) % TYPES.length] })),
+      ),
     },
     {
       id: 'feed-search',
       title: 'listNotifications with searchTerm',
-      targets: twins((c) => typical(c).map((u, i) => call(u.key, 'listNotifications', { searchTerm: SURNAMES[(c * 7 + i) % SURNAMES.length].toLowerCase() }))),
+      targets: twins((c) =>
+        typical(c).map((u, i) => call(u.key, 'listNotifications', { searchTerm: SURNAMES[(c * 7 + i) % SURNAMES.length].toLowerCase() })),
+      ),
     },
     {
       id: 'feed-heavy',
@@ -195,7 +225,9 @@ export function buildScenarios(f: Fixture, connections: number): Scenario[] {
     {
       id: 'counts-type',
       title: 'getNotificationCounts with notificationTypeFilter',
-      targets: twins((c) => typical(c).map((u, i) => call(u.key, 'getNotificationCounts', { notificationTypeFilter: TYPES[(c + i) % TYPES.length] }))),
+      targets: twins((c) =>
+        typical(c).map((u, i) => call(u.key, 'getNotificationCounts', { notificationTypeFilter: TYPES[(c + i) % TYPES.length] })),
+      ),
     },
     {
       id: 'counts-heavy',
@@ -206,7 +238,10 @@ export function buildScenarios(f: Fixture, connections: number): Scenario[] {
       id: 'mark',
       title: 'markNotificationsRead, 10 ids (read, then unread again)',
       targets: twins(
-        (c) => share(f.mark, c, connections, 4).flatMap((u) => [true, false].map((isSeen) => call(u.key, 'markNotificationsRead', { notificationIds: u.ids, isSeen }))),
+        (c) =>
+          share(f.mark, c, connections, 4).flatMap((u) =>
+            [true, false].map((isSeen) => call(u.key, 'markNotificationsRead', { notificationIds: u.ids, isSeen })),
+          ),
         () => null,
       ),
     },
@@ -216,7 +251,10 @@ export function buildScenarios(f: Fixture, connections: number): Scenario[] {
       targets: twins(
         (c) => {
           const key = f.skipTraceKeys[c % f.skipTraceKeys.length];
-          return share(f.traces, c, connections).map((address) => ({ method: 'POST', path: '/api/v1/skiptrace', headers: json(key), body: JSON.stringify({ address }) }) as HttpRequest);
+          return share(f.traces, c, connections).map(
+            (address) =>
+              ({ method: 'POST', path: '/api/v1/skiptrace', headers: json(key), body: JSON.stringify({ address }) }) as HttpRequest,
+          );
         },
         (body) => ({ status: (body as { status: string }).status, persons: (body as { persons: unknown }).persons }),
       ),
@@ -226,7 +264,12 @@ export function buildScenarios(f: Fixture, connections: number): Scenario[] {
       title: 'the feed query over GraphQL (/graphql), typical users',
       targets: [
         { server: 'service', label: 'service /graphql', requests: (c) => typical(c).map(serviceGraphqlFeed), comparable: graphqlPageOf },
-        { server: 'floor', label: 'raw floor', requests: (c) => typical(c).map((u) => call(u.key, 'listNotifications', {})), comparable: pageOf },
+        {
+          server: 'floor',
+          label: 'raw floor',
+          requests: (c) => typical(c).map((u) => call(u.key, 'listNotifications', {})),
+          comparable: pageOf,
+        },
         { server: 'postgraphile', label: 'PostGraphile', requests: (c) => typical(c).map(peerFeed), comparable: peerPageOf },
       ],
     },
@@ -247,13 +290,18 @@ export async function verifyScenario(scenario: Scenario, urls: Record<ServerKind
     if (value !== null && value !== undefined) seen.push({ label: target.label, value: canonical(value) });
   }
   const differing = seen.find((s) => s.value !== seen[0].value);
-  return differing ? `${differing.label} disagrees with ${seen[0].label}: ${differing.value.slice(0, 200)} vs ${seen[0].value.slice(0, 200)}` : null;
+  return differing
+    ? `${differing.label} disagrees with ${seen[0].label}: ${differing.value.slice(0, 200)} vs ${seen[0].value.slice(0, 200)}`
+    : null;
 }
 
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }

@@ -26,8 +26,12 @@ export class Migration20261123000200_skip_trace extends Migration {
       check ((kind = 'purchase' and amount > 0 and reference is not null and request_id is null)
           or (kind = 'charge' and amount = -1 and request_id is not null and reference is null))
     );`);
-    this.addSql(`create unique index skip_trace_credit_ledger_purchase_ref_idx on skip_trace_credit_ledger (organization_id, reference) where kind = 'purchase';`);
-    this.addSql(`create unique index skip_trace_credit_ledger_charge_request_idx on skip_trace_credit_ledger (request_id) where kind = 'charge';`);
+    this.addSql(
+      `create unique index skip_trace_credit_ledger_purchase_ref_idx on skip_trace_credit_ledger (organization_id, reference) where kind = 'purchase';`,
+    );
+    this.addSql(
+      `create unique index skip_trace_credit_ledger_charge_request_idx on skip_trace_credit_ledger (request_id) where kind = 'charge';`,
+    );
     this.addSql(`create index skip_trace_credit_ledger_org_idx on skip_trace_credit_ledger (organization_id, created_at desc);`);
 
     // Durable result cache per standardized address + normalized actor.

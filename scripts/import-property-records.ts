@@ -31,7 +31,21 @@ import {
   type PropertyRecordInput,
 } from '../src/skip-trace/records/property-records.service.js';
 
-const CSV_COLUMNS = ['line1', 'line2', 'city', 'state', 'zip', 'owner_type', 'owner_name', 'first_name', 'last_name', 'middle_name', 'age', 'phones', 'emails'] as const;
+const CSV_COLUMNS = [
+  'line1',
+  'line2',
+  'city',
+  'state',
+  'zip',
+  'owner_type',
+  'owner_name',
+  'first_name',
+  'last_name',
+  'middle_name',
+  'age',
+  'phones',
+  'emails',
+] as const;
 type CsvRow = Record<(typeof CSV_COLUMNS)[number], string>;
 
 /** A record with where it came from, for error messages. */
@@ -84,7 +98,11 @@ function parseCsv(text: string): { line: number; fields: string[] }[] {
   return rows;
 }
 
-const splitList = (s: string) => s.split('|').map((x) => x.trim()).filter((x) => x !== '');
+const splitList = (s: string) =>
+  s
+    .split('|')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
 
 /** Leaves odd values as they are, so validation reports them rather than the reader guessing. */
 function csvPerson(row: CsvRow): PropertyPersonInput | null {
@@ -131,7 +149,10 @@ function csvRecords(text: string): SourcedRecord[] {
     }
     const nameKey = normalizeEntityName(row.owner_name) || row.owner_name;
     let owner = entry.record.owners.find((o) => o.type === 'entity' && (normalizeEntityName(o.name ?? '') || o.name) === nameKey);
-    if (!owner) entry.record.owners.push((owner = { type: 'entity', name: row.owner_name, persons: [] }));
+    if (!owner) {
+      owner = { type: 'entity', name: row.owner_name, persons: [] };
+      entry.record.owners.push(owner);
+    }
     if (person) (owner.persons as PropertyPersonInput[]).push(person);
   }
   return [...records.values()].map(({ record, lines }) => ({
@@ -163,11 +184,22 @@ async function main(): Promise<number> {
     options: { format: { type: 'string' }, 'batch-size': { type: 'string', default: '500' } },
   });
   const [file] = positionals;
-  if (!file || positionals.length > 1) throw new UsageError('usage: import-property-records <file> [--format csv|jsonl] [--batch-size 500]');
-  const format = values.format ?? (extname(file).toLowerCase() === '.csv' ? 'csv' : extname(file).toLowerCase().match(/^\.(jsonl|ndjson)$/u) ? 'jsonl' : undefined);
-  if (format !== 'csv' && format !== 'jsonl') throw new UsageError('pass --format csv or --format jsonl (the file extension does not tell)');
+  if (!file || positionals.length > 1)
+    throw new UsageError('usage: import-property-records <file> [--format csv|jsonl] [--batch-size 500]');
+  const format =
+    values.format ??
+    (extname(file).toLowerCase() === '.csv'
+      ? 'csv'
+      : extname(file)
+            .toLowerCase()
+            .match(/^\.(jsonl|ndjson)$/u)
+        ? 'jsonl'
+        : undefined);
+  if (format !== 'csv' && format !== 'jsonl')
+    throw new UsageError('pass --format csv or --format jsonl (the file extension does not tell)');
   const batchSize = Number(values['batch-size']);
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) throw new UsageError('--batch-size must be an integer from 1 to 1000');
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000)
+    throw new UsageError('--batch-size must be an integer from 1 to 1000');
 
   const text = readFileSync(file, 'utf8');
   const { records, rejected } = format === 'csv' ? { records: csvRecords(text), rejected: [] as string[] } : jsonlRecords(text);
@@ -177,7 +209,10 @@ async function main(): Promise<number> {
     console.error('warning: DATA_DIR is memory://, so the import is discarded when this process exits.');
   }
   const db = await openDatabase(config.database);
-  const bar = new cliProgress.SingleBar({ stream: process.stderr, format: 'importing [{bar}] {value}/{total} records | {eta_formatted} left' }, cliProgress.Presets.shades_classic);
+  const bar = new cliProgress.SingleBar(
+    { stream: process.stderr, format: 'importing [{bar}] {value}/{total} records | {eta_formatted} left' },
+    cliProgress.Presets.shades_classic,
+  );
   const started = Date.now();
   let imported = 0;
   try {

@@ -26,7 +26,13 @@ export interface RunResult {
  * `perConnection(i)` gives connection i the list of requests it cycles through, so each
  * connection can speak for its own users and keys.
  */
-export async function runLoad(options: { url: string; pid: number; connections: number; seconds: number; perConnection: (connection: number) => HttpRequest[] }): Promise<RunResult> {
+export async function runLoad(options: {
+  url: string;
+  pid: number;
+  connections: number;
+  seconds: number;
+  perConnection: (connection: number) => HttpRequest[];
+}): Promise<RunResult> {
   let peak = memoryOf(options.pid).rss;
   const sampler = setInterval(() => (peak = Math.max(peak, memoryOf(options.pid).rss)), 100);
   let next = 0;
@@ -44,7 +50,10 @@ export async function runLoad(options: { url: string; pid: number; connections: 
       },
     });
     const statusCodes: Record<string, number> = {};
-    for (const [code, stat] of Object.entries((result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {})) statusCodes[code] = Number(stat.count);
+    for (const [code, stat] of Object.entries(
+      (result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {},
+    ))
+      statusCodes[code] = Number(stat.count);
     const total = Object.values(statusCodes).reduce((a, b) => a + b, 0);
     return {
       requests: total,

@@ -12,7 +12,15 @@ const mb = (n: number) => Math.round(n / 2 ** 20);
 process.on('SIGUSR2', () => {
   const usage = process.memoryUsage();
   const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, mb(s.space_used_size)]));
-  const line: Record<string, unknown> = { rss: mb(usage.rss), heapTotal: mb(usage.heapTotal), heapUsed: mb(usage.heapUsed), external: mb(usage.external), arrayBuffers: mb(usage.arrayBuffers), spaces, residentMiB: residentByMapping() };
+  const line: Record<string, unknown> = {
+    rss: mb(usage.rss),
+    heapTotal: mb(usage.heapTotal),
+    heapUsed: mb(usage.heapUsed),
+    external: mb(usage.external),
+    arrayBuffers: mb(usage.arrayBuffers),
+    spaces,
+    residentMiB: residentByMapping(),
+  };
   const gc = (globalThis as { gc?: () => void }).gc;
   if (gc) {
     gc();
@@ -31,5 +39,11 @@ export function residentByMapping(): Record<string, number> {
     if (header) name = header[1] || '[anon]';
     else if (line.startsWith('Rss:')) totals[name] = (totals[name] ?? 0) + Number(line.split(/\s+/)[1]) / 1024;
   }
-  return Object.fromEntries(Object.entries(totals).filter(([, mb]) => mb >= 1).sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, v]) => [k.replace(/^.*node_modules\//, ''), Math.round(v)]));
+  return Object.fromEntries(
+    Object.entries(totals)
+      .filter(([, mb]) => mb >= 1)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 8)
+      .map(([k, v]) => [k.replace(/^.*node_modules\//, ''), Math.round(v)]),
+  );
 }

@@ -15,7 +15,9 @@ export const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT
 export const NODE_VERSION = execFileSync(NODE, ['--version']).toString().trim();
 
 /** The Node flags of `npm start` (source maps, heap sizes), so the bench runs the bundle exactly as production does. */
-const START_FLAGS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/).filter((arg) => arg.startsWith('--'));
+const START_FLAGS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+  .split(/\s+/)
+  .filter((arg) => arg.startsWith('--'));
 
 /** Builds the service in `root` (`npm run build`: the bundle `npm start` runs) and returns its entry point. */
 export function buildService(root: string): string {
@@ -85,7 +87,17 @@ async function waitReady(child: ChildProcess, url: string, timeoutMs: number, in
  * is, the way `npm start` runs the service), and waits for `readyPath` to answer 200. Output goes
  * to bench/.data/logs/<name>.log.
  */
-export async function startServer(options: { name: string; script: string; port: number; env: Record<string, string>; nodeArgs?: string[]; cwd?: string; readyPath?: string; timeoutMs?: number; pollMs?: number }): Promise<Server> {
+export async function startServer(options: {
+  name: string;
+  script: string;
+  port: number;
+  env: Record<string, string>;
+  nodeArgs?: string[];
+  cwd?: string;
+  readyPath?: string;
+  timeoutMs?: number;
+  pollMs?: number;
+}): Promise<Server> {
   mkdirSync(LOG_DIR, { recursive: true });
   const out = createWriteStream(join(LOG_DIR, `${options.name}.log`), { flags: 'a' });
   const started = performance.now();

@@ -1,0 +1,42 @@
+/** Correctness checks of a run, beyond the pre-flight agreement of the servers (`verifyScenario`). */
+import pg from 'pg';
+import type { Fixture } from '../scenarios.js';
+
+export interface CountCheck {
+  exact: number;
+  checked: number;
+  /** One line for the log and the report. */
+  summary: string;
+}
+
+/** The service's counts against count(*) over the rows themselves, for the heavy user and a sample. */
+export async function checkCounts(url: string, serviceUrl: string, f: Fixture): Promise<CountCheck> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const users = [{ userId: f.heavy.userId, key: f.heavy.keys[0] }, ...f.typical.slice(0, 99)];
+    let exact = 0;
+    let checked = 0;
+    for (const u of users) {
+      for (const type of [null, 'task_due_soon']) {
+        const res = await fetch(`${serviceUrl}/api/v1/call`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${u.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ operationId: 'getNotificationCounts', variables: type ? { notificationTypeFilter: type } : {} }),
+        });
+        const { data } = (await res.json()) as { data: { unreadCount: number; readCount: number } };
+        const { rows } = await client.query<{ unread: number; read: number }>(
+          `select count(*) filter (where not is_seen)::int as unread, count(*) filter (where is_seen)::int as read
+             from notifications where user_id = $1 and ($2::text is null or notification_type = $2)`,
+          [u.userId, type],
+        );
+        checked++;
+        if (data.unreadCount === rows[0].unread && data.readCount === rows[0].read) exact++;
+      }
+    }
+    const summary = `${exact}/${checked} exact (heavy user and ${users.length - 1} others, with and without a type filter, after the write scenarios)`;
+    return { exact, checked, summary };
+  } finally {
+    await client.end();
+  }
+}
