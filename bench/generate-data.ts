@@ -69,7 +69,8 @@ const MU = Math.log(60);
 const SIGMA = Math.log(500 / 60) / 2.326;
 
 /** Per-mille weights of the catalog's types: tasks and deals are frequent, skip trace rare. */
-// biome-ignore format: a word list, kept dense
+// A word list, kept dense.
+// prettier-ignore
 const TYPE_WEIGHTS: [string, number][] = [
   ['task_due_soon', 150], ['task_assigned', 120], ['deal_stage_changed', 110], ['reply_received', 100],
   ['note_mention', 90], ['contact_assigned', 80], ['task_overdue', 70], ['deal_assigned', 60],
@@ -77,14 +78,18 @@ const TYPE_WEIGHTS: [string, number][] = [
   ['call_voicemail', 25], ['skip_trace_completed', 10],
 ];
 
-// biome-ignore format: a word list, kept dense
+// A word list, kept dense.
+// prettier-ignore
 export const FIRST_NAMES = ['James', 'Mary', 'Robert', 'Patricia', 'John', 'Jennifer', 'Michael', 'Linda', 'David', 'Elizabeth', 'William', 'Barbara', 'Richard', 'Susan', 'Joseph', 'Jessica', 'Thomas', 'Sarah', 'Charles', 'Karen', 'Christopher', 'Lisa', 'Daniel', 'Nancy', 'Matthew', 'Betty', 'Anthony', 'Margaret', 'Mark', 'Sandra', 'Donald', 'Ashley', 'Steven', 'Kimberly', 'Paul', 'Emily', 'Andrew', 'Donna', 'Joshua', 'Michelle', 'Kenneth', 'Carol', 'Kevin', 'Amanda', 'Brian', 'Dorothy', 'George', 'Melissa', 'Timothy', 'Deborah'];
-// biome-ignore format: a word list, kept dense
+// A word list, kept dense.
+// prettier-ignore
 export const SURNAMES = ['Smith', 'Johnson', 'Williams', 'Brown', 'Jones', 'Garcia', 'Miller', 'Davis', 'Rodriguez', 'Martinez', 'Hernandez', 'Lopez', 'Gonzalez', 'Wilson', 'Anderson', 'Thomas', 'Taylor', 'Moore', 'Jackson', 'Martin', 'Lee', 'Perez', 'Thompson', 'White', 'Harris', 'Sanchez', 'Clark', 'Ramirez', 'Lewis', 'Robinson', 'Walker', 'Young', 'Allen', 'King', 'Wright', 'Scott', 'Torres', 'Nguyen', 'Hill', 'Flores', 'Green', 'Adams', 'Nelson', 'Baker', 'Hall', 'Rivera', 'Campbell', 'Mitchell', 'Carter', 'Roberts', 'Gomez', 'Phillips', 'Evans', 'Turner', 'Diaz', 'Parker', 'Cruz', 'Edwards', 'Collins', 'Reyes', 'Stewart', 'Morris', 'Morales', 'Murphy', 'Cook', 'Rogers', 'Gutierrez', 'Ortiz', 'Morgan', 'Cooper', 'Peterson', 'Bailey', 'Reed', 'Kelly', 'Howard', 'Ramos', 'Kim', 'Cox', 'Ward', 'Richardson', 'Watson', 'Brooks', 'Chavez', 'Wood', 'James', 'Bennett', 'Gray', 'Mendoza', 'Ruiz', 'Hughes', 'Price', 'Alvarez', 'Castillo', 'Sanders', 'Patel', 'Myers', 'Long', 'Ross', 'Foster', 'Jimenez'];
-// biome-ignore format: a word list, kept dense
+// A word list, kept dense.
+// prettier-ignore
 const STREETS = ['Oak', 'Maple', 'Cedar', 'Pine', 'Elm', 'Walnut', 'Willow', 'Birch', 'Hickory', 'Magnolia', 'Sycamore', 'Chestnut', 'Dogwood', 'Laurel', 'Juniper', 'Aspen', 'Cypress', 'Poplar', 'Spruce', 'Hawthorn', 'Lincoln', 'Washington', 'Jefferson', 'Madison', 'Franklin', 'Jackson', 'Adams', 'Monroe', 'Hamilton', 'Grant', 'Park', 'Lake', 'Hill', 'River', 'Spring', 'Meadow', 'Forest', 'Valley', 'Ridge', 'Sunset', 'Highland', 'Prairie', 'Canyon', 'Mesa', 'Harbor', 'Bay', 'Summit', 'Orchard', 'Mill', 'Church', 'School', 'Market', 'Bridge', 'Station', 'Union', 'Liberty', 'Victory', 'Heritage', 'Colonial', 'Pioneer'];
 const SUFFIXES = ['Street', 'Avenue', 'Road', 'Lane', 'Drive', 'Boulevard', 'Court', 'Way', 'Place', 'Terrace'];
-// biome-ignore format: a word list, kept dense
+// A word list, kept dense.
+// prettier-ignore
 const CITIES: [string, string, string][] = [
   ['Austin', 'TX', '787'], ['Dallas', 'TX', '752'], ['Houston', 'TX', '770'], ['San Antonio', 'TX', '782'], ['Phoenix', 'AZ', '850'],
   ['Denver', 'CO', '802'], ['Atlanta', 'GA', '303'], ['Miami', 'FL', '331'], ['Orlando', 'FL', '328'], ['Tampa', 'FL', '336'],

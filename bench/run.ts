@@ -68,7 +68,7 @@ async function main() {
   const stopAll = () => Promise.all(Object.values(servers).map((s) => s?.stop()));
   const rows: Row[] = [];
   let generation!: GenerationReport;
-  let counts: CountCheck | null = null;
+  let counts: CountCheck | null;
   let startup: StartupResult | null = null;
   try {
     const common = { DATABASE_URL: url, REDIS_URL: redisUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...LIMITS };

@@ -44,7 +44,8 @@ export interface Fixture {
   skipTraceKeys: string[];
 }
 
-// biome-ignore format: a word list, kept dense
+// A word list, kept dense.
+// prettier-ignore
 const TYPES = ['task_due_soon', 'task_assigned', 'deal_stage_changed', 'reply_received', 'note_mention', 'contact_assigned', 'task_overdue', 'deal_assigned', 'contact_created', 'call_missed', 'deal_created', 'task_completed', 'call_voicemail', 'skip_trace_completed'];
 
 /** Users, keys, cursors and ids for the scenarios, from the seed and the generated database. */

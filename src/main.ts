@@ -2,6 +2,7 @@ import { createLogger } from './infra/logger.js';
 import { ConfigError, loadConfig } from './infra/config.js';
 import { startEmbeddedEngine } from './infra/database/embedded-engine.js';
 import { DataDirInUseError } from './infra/database/data-dir-lock.js';
+import type { DemoSeed } from './server/demo-seed.js';
 
 const DRAIN_TIMEOUT_MS = 10_000;
 
@@ -24,7 +25,7 @@ async function main() {
   const { buildApp } = await import('./server/app.js');
   const app = await buildApp(config, log, { embeddedEngine });
 
-  let demo: Awaited<ReturnType<typeof import('./server/demo-seed.js').seedDemo>> | null = null;
+  let demo: DemoSeed | null = null;
   // Demo data only ever goes into a brand-new embedded database, never into a real one.
   if (config.seedDemo && app.database.kind === 'embedded' && app.database.freshEmbedded) {
     const { seedDemo } = await import('./server/demo-seed.js');

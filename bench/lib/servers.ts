@@ -114,7 +114,7 @@ export async function startServer(options: {
     await waitReady(child, `${url}${options.readyPath ?? '/readyz'}`, options.timeoutMs ?? 120_000, options.pollMs ?? 100);
   } catch (error) {
     child.kill('SIGKILL');
-    throw new Error(`${options.name}: ${(error as Error).message} (see ${join(LOG_DIR, `${options.name}.log`)})`);
+    throw new Error(`${options.name}: ${(error as Error).message} (see ${join(LOG_DIR, `${options.name}.log`)})`, { cause: error });
   }
   const readyMs = performance.now() - started;
   return {

@@ -61,7 +61,7 @@ export async function startService(env: Record<string, string> = {}, options: { 
   const request = async (path: string, init: RequestInit = {}): Promise<HttpResult> => {
     const response = await fetch(baseUrl + path, init);
     const text = await response.text();
-    let body: unknown = undefined;
+    let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {

@@ -2,7 +2,7 @@ import {
   getArgumentValues,
   getNamedType,
   getOperationAST,
-  GraphQLError,
+  type GraphQLError,
   Kind,
   SchemaMetaFieldDef,
   TypeMetaFieldDef,
