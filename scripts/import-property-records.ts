@@ -23,13 +23,13 @@ import { loadConfig } from '../src/infra/config.js';
 import { DataDirInUseError } from '../src/infra/database/data-dir-lock.js';
 import { openDatabase } from '../src/infra/database/orm.js';
 import { addressKey, normalizeEntityName, standardizeAddress } from '../src/skip-trace/address/index.js';
+import { importPropertyRecords } from '../src/skip-trace/records/property-records.import.js';
 import {
   checkPropertyRecord,
-  importPropertyRecords,
   type PropertyOwnerInput,
   type PropertyPersonInput,
   type PropertyRecordInput,
-} from '../src/skip-trace/records/property-records.service.js';
+} from '../src/skip-trace/records/property-records.validation.js';
 
 const CSV_COLUMNS = [
   'line1',

@@ -2,6 +2,7 @@ import type { Sql } from '../infra/database/sql.js';
 import { findActiveGatewayKey } from './api-keys.data.js';
 import { anonymous, type Principal } from '../graphql/principal.js';
 import { hashesEqual, hashSecret, isWellFormedSecret, secretsEqual } from './secrets.js';
+import { findActiveSkipTraceKeyByHash } from '../skip-trace/keys/skip-trace-keys.data.js';
 
 declare module '../graphql/context.js' {
   interface Services {
@@ -43,13 +44,9 @@ export function createAuthenticator(options: { internalApiToken?: string }): Aut
 
       if (isWellFormedSecret(token, 'stk_')) {
         const hash = hashSecret(token);
-        const rows = await sql.execute<{ id: string; key_hash: string; organization_id: string }[]>(
-          `select id, key_hash, organization_id from skip_trace_keys where key_hash = ? and revoked_at is null`,
-          [hash],
-        );
-        const row = rows[0];
-        if (!row || !hashesEqual(row.key_hash, hash)) return null;
-        return { type: 'organization', keyId: row.id, organizationId: row.organization_id };
+        const key = await findActiveSkipTraceKeyByHash(sql, hash);
+        if (!key || !hashesEqual(key.keyHash, hash)) return null;
+        return { type: 'organization', keyId: key.id, organizationId: key.organizationId };
       }
 
       if (options.internalApiToken && secretsEqual(token, options.internalApiToken)) return { type: 'platform' };

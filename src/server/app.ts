@@ -21,14 +21,14 @@ import type { Services } from '../graphql/context.js';
 import { createTraceCoordinator } from '../skip-trace/trace-coordinator.js';
 import { createHttpProvider } from '../skip-trace/providers/http-provider.js';
 import type { SkipTraceProvider } from '../skip-trace/providers/provider.js';
-import { createRecordsProvider } from '../skip-trace/records/property-records.service.js';
+import { createRecordsProvider } from '../skip-trace/providers/records-provider.js';
 import { createSkipTraceAdmission } from '../skip-trace/admission.js';
 
-function createProvider(config: Config, log: pino.Logger): SkipTraceProvider {
+function createProvider(config: Config, log: pino.Logger, database: Database): SkipTraceProvider {
   const provider = config.skipTrace.provider;
   return provider.kind === 'http'
     ? createHttpProvider({ url: provider.url, apiKey: provider.apiKey, log: log.child({ component: 'skip-trace-vendor' }) })
-    : createRecordsProvider();
+    : createRecordsProvider(database.sql);
 }
 
 export interface App {
@@ -55,10 +55,9 @@ export async function buildApp(config: Config, log: pino.Logger = createLogger(c
     authenticator: createAuthenticator({ internalApiToken: config.internalApiToken }),
     rateWindows: createRateWindows(config.limits, config.internalApiToken, redis),
     traces: createTraceCoordinator({
-      orm: database.orm,
       sql: database.sql,
       redis,
-      provider: createProvider(config, log),
+      provider: createProvider(config, log, database),
       log,
       timeoutMs: config.limits.skipTraceTimeoutMs,
       ttlDays: config.skipTrace.cacheTtlDays,

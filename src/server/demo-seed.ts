@@ -4,9 +4,10 @@ import { PLATFORM_ISSUER } from '../graphql/principal.js';
 import { createOrganization, createUser } from '../organizations/organizations.service.js';
 import { markSeenAtCreation } from '../notifications/feed.data.js';
 import { publishNotifications, type PublishNotificationInput } from '../notifications/feed.service.js';
-import { creditLedger } from '../skip-trace/credits/credit-ledger.js';
+import { skipTraceAccount } from '../skip-trace/account/skip-trace-account.js';
 import { generateSkipTraceKey } from '../skip-trace/keys/skip-trace-keys.service.js';
-import { importPropertyRecords, type PropertyRecordInput } from '../skip-trace/records/property-records.service.js';
+import { importPropertyRecords } from '../skip-trace/records/property-records.import.js';
+import type { PropertyRecordInput } from '../skip-trace/records/property-records.validation.js';
 
 export interface DemoSeed {
   organizationId: string;
@@ -64,7 +65,7 @@ export async function seedDemo(em: Em): Promise<DemoSeed> {
     await markSeenAtCreation(tx, user.id, published.filter((_, i) => i % 3 === 0).map((n) => n.id));
     await importPropertyRecords(tx, DEMO_PROPERTIES);
     const skipTraceKey = await generateSkipTraceKey(tx, organization.id, PLATFORM_ISSUER);
-    await creditLedger.addCredits(tx, organization.id, 100, 'demo-seed');
+    await skipTraceAccount.addCredits(tx, organization.id, 100, 'demo-seed');
     return { organizationId: organization.id, userId: user.id, gatewayKey: key.secret, skipTraceKey: skipTraceKey.secret };
   });
 }

@@ -19,9 +19,9 @@ export interface AuditEntry {
 export const CALLER_GONE = 'client_closed';
 
 /**
- * The one writer of the skip trace audit (`skip_trace_requests`): every skip trace request that
- * presented a valid skip trace key gets one row, refused or not. `sql` is the charge's
- * transaction when the row must commit with the charge.
+ * The one writer of the skip trace audit (`skip_trace_requests`, raw SQL: one row per request,
+ * on the hot path): every skip trace request that presented a valid skip trace key gets one row,
+ * refused or not. `sql` is the charge's transaction when the row must commit with the charge.
  */
 export async function recordAudit(sql: Sql, entry: AuditEntry): Promise<void> {
   await sql.execute(
@@ -38,4 +38,9 @@ export async function recordAudit(sql: Sql, entry: AuditEntry): Promise<void> {
     ],
     'run',
   );
+}
+
+/** The request's row once its charge was refunded (inside the refund's transaction). */
+export async function recordRefund(sql: Sql, requestId: string, outcome: string): Promise<void> {
+  await sql.execute(`update skip_trace_requests set charged = false, outcome = ? where id = ?`, [outcome, requestId], 'run');
 }

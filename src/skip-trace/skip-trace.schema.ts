@@ -3,15 +3,14 @@ import { constraints } from '../graphql/constraints.js';
 import { CREATED_BY_DESCRIPTION, IssuedKeyRef } from '../auth/auth.schema.js';
 import { issuerOf } from '../graphql/principal.js';
 import { OrganizationRef } from '../organizations/organizations.schema.js';
-import { getOrganization } from '../organizations/organizations.service.js';
-import { creditLedger } from './credits/credit-ledger.js';
+import { skipTraceAccount } from './account/skip-trace-account.js';
 import DataLoader from 'dataloader';
 import type { Em } from '../infra/database/orm.js';
 import { isUuid } from '../common/uuid.js';
-import { activeSkipTraceKeys, generateSkipTraceKey, revokeSkipTraceKey, rotateSkipTraceKey, type SkipTraceKeyInfo } from './keys/skip-trace-keys.service.js';
+import { activeSkipTraceKeyInfos, generateSkipTraceKey, revokeSkipTraceKey, rotateSkipTraceKey, type SkipTraceKeyInfo } from './keys/skip-trace-keys.service.js';
 import { TRACE_STATUSES, type TracedPerson } from './providers/provider.js';
 import { runSkipTrace, type SkipTraceResponse } from './skip-trace.service.js';
-import { ADDRESS_FIELD_MAX_LENGTH as TEXT_MAX, ActorTypeEnum, PhoneTypeEnum, SkipTraceAddressInput } from './skip-trace.types.js';
+import { PhoneTypeEnum, SkipTraceInput } from './inputs.schema.js';
 
 const SkipTraceStatusEnum = builder.enumType('SkipTraceStatus', { values: TRACE_STATUSES });
 
@@ -29,7 +28,7 @@ const SkipTraceKeyRef = builder.objectRef<SkipTraceKeyInfo>('SkipTraceKey').impl
 const SKIP_TRACE_KEY_BY_ORGANIZATION = Symbol('skipTraceKeyByOrganization');
 const skipTraceKeyLoader = (em: Em) =>
   new DataLoader<string, SkipTraceKeyInfo | null>(async (organizationIds) => {
-    const keys = await activeSkipTraceKeys(em, organizationIds.filter(isUuid));
+    const keys = await activeSkipTraceKeyInfos(em, organizationIds.filter(isUuid));
     return organizationIds.map((id) => keys.get(id) ?? null);
   });
 
@@ -62,25 +61,6 @@ const SkipTraceResultRef = builder.objectRef<SkipTraceResponse>('SkipTraceResult
     persons: t.field({ type: [SkipTracePersonRef], resolve: (result) => result.persons }),
   }),
 });
-
-const SkipTraceActorInput = builder.inputType('SkipTraceActorInput', {
-  description:
-    'Narrows the trace to one person (firstName, lastName) or entity (name). It always narrows: an entity needs a name, a person a firstName or lastName, holding a letter or digit (BAD_USER_INPUT otherwise).',
-  fields: (t) => ({
-    type: t.field({ type: ActorTypeEnum, required: true }),
-    firstName: t.string({ description: 'Person only.', ...constraints({ maxLength: TEXT_MAX }) }),
-    lastName: t.string({ description: 'Person only.', ...constraints({ maxLength: TEXT_MAX }) }),
-    name: t.string({ description: 'Entity or company name; entity only.', ...constraints({ maxLength: TEXT_MAX }) }),
-  }),
-});
-
-const SkipTraceInput = builder.inputType('SkipTraceInput', {
-  fields: (t) => ({
-    address: t.field({ type: SkipTraceAddressInput, required: true }),
-    actor: t.field({ type: SkipTraceActorInput }),
-  }),
-});
-
 
 builder.mutationFields((t) => ({
   skipTrace: t.withAuth({ skipTrace: true }).field({
@@ -124,18 +104,13 @@ builder.mutationFields((t) => ({
       amount: t.arg.int({ required: true, ...constraints({ minimum: 1 }) }),
       reference: t.arg.string({ required: true, ...constraints({ minLength: 1, maxLength: 200 }) }),
     },
-    resolve: (_root, args, ctx) => creditLedger.addCredits(ctx.db.em, String(args.organizationId), args.amount, args.reference),
+    resolve: (_root, args, ctx) => skipTraceAccount.addCredits(ctx.db.em, String(args.organizationId), args.amount, args.reference),
   }),
   setSkipTraceEnabled: t.field({
     type: OrganizationRef,
     description: 'Whether the organization\'s plan permits skip tracing (403 feature_unavailable when not).',
     authScopes: { platform: true },
     args: { organizationId: t.arg.id({ required: true }), enabled: t.arg.boolean({ required: true }) },
-    resolve: async (_root, args, ctx) => {
-      const organization = await getOrganization(ctx.db.em, String(args.organizationId));
-      organization.skipTraceEnabled = args.enabled;
-      await ctx.db.em.flush();
-      return organization;
-    },
+    resolve: (_root, args, ctx) => skipTraceAccount.setEnabled(ctx.db.em, String(args.organizationId), args.enabled),
   }),
 }));

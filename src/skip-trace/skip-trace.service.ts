@@ -5,10 +5,10 @@ import type { Em } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
 import { AppError } from '../common/errors.js';
 import type { SkipTraceAdmission } from './admission.js';
-import { CALLER_GONE, recordAudit } from './audit.js';
+import { CALLER_GONE, recordAudit, recordRefund } from './audit.js';
 import type { Logger } from 'pino';
 import type { ClientWatch } from '../infra/http/client-watch.js';
-import { creditLedger } from './credits/credit-ledger.js';
+import { skipTraceAccount } from './account/skip-trace-account.js';
 import { UnresolvableAddressError, type TraceResult } from './providers/provider.js';
 import type { TraceCoordinator } from './trace-coordinator.js';
 import { validateTraceInput, type SkipTraceInput } from './trace-input.js';
@@ -32,7 +32,7 @@ export class CallerGoneError extends AppError {
  *
  * A charge needs a delivered response: a caller gone before the commit is not charged (the
  * transaction checks last and rolls back), and one gone before its response was written in full
- * has the charge reversed (creditLedger.reverseCharge).
+ * has the charge reversed (refundUndelivered).
  */
 export async function runSkipTrace(
   deps: { em: Em; sql: Sql; traces: TraceCoordinator; admission: SkipTraceAdmission; log: Logger; client: ClientWatch },
@@ -48,12 +48,7 @@ export async function runSkipTrace(
     deps.admission.admit(principal.keyId, client);
     const trace = validateTraceInput(input);
     cacheKey = trace.cacheKey;
-    const [org] = await em.execute<{ skip_trace_enabled: boolean; skip_trace_credits: number }[]>(
-      `select skip_trace_enabled, skip_trace_credits from organizations where id = ?`,
-      [principal.organizationId],
-    );
-    if (!org?.skip_trace_enabled) throw new AppError('feature_unavailable', 'Skip tracing is not available for this organization.');
-    if (org.skip_trace_credits <= 0) throw new AppError('insufficient_credits', 'The organization has no skip trace credits left.');
+    await skipTraceAccount.ensureCanTrace(deps.sql, principal.organizationId);
 
     let resolved;
     try {
@@ -70,14 +65,14 @@ export async function runSkipTrace(
     await setImmediate();
     if (client.signal.aborted) throw new CallerGoneError();
     await em.transactional(async (tx) => {
-      await creditLedger.charge(tx, principal.organizationId, requestId);
+      await skipTraceAccount.charge(tx, principal.organizationId, requestId);
       await recordAudit(tx, { id: requestId, principal, startedAt, outcome: result.status, cacheKey, cacheHit, charged: true });
       if (client.signal.aborted) throw new CallerGoneError();
     });
     client.onUndelivered(() => {
-      creditLedger
-        .reverseCharge(em.fork(), principal.organizationId, requestId, CALLER_GONE)
-        .catch((error) => deps.log.error({ err: error, requestId }, 'could not reverse the charge of an undelivered skip trace'));
+      refundUndelivered(em.fork(), principal.organizationId, requestId).catch((error) =>
+        deps.log.error({ err: error, requestId }, 'could not reverse the charge of an undelivered skip trace'),
+      );
     });
     return { id: requestId, status: result.status, persons: result.persons };
   } catch (error) {
@@ -88,4 +83,14 @@ export async function runSkipTrace(
     );
     throw error;
   }
+}
+
+/**
+ * Undoes the charge of a trace whose response never reached its caller: the credit comes back
+ * and the audit row says uncharged, in one transaction. At most once per request id.
+ */
+async function refundUndelivered(em: Em, organizationId: string, requestId: string): Promise<void> {
+  await em.transactional(async (tx) => {
+    if (await skipTraceAccount.refundCharge(tx, organizationId, requestId)) await recordRefund(tx, requestId, CALLER_GONE);
+  });
 }

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Orm } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
 import { AppError } from '../common/errors.js';
 import { resultCache } from './result-cache.js';
@@ -27,13 +26,13 @@ const RELEASE_LOCK = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis
  * Redis lock elects one caller while the others wait for its cached result. A trace that outlives
  * the timeout keeps running and caches its result, so the caller's retry finds it.
  */
-export function createTraceCoordinator(options: { orm: Orm; sql: Sql; redis: Redis | null; provider: SkipTraceProvider; log: Logger; timeoutMs: number; ttlDays: number }) {
-  const { orm, sql, redis, provider, log } = options;
+export function createTraceCoordinator(options: { sql: Sql; redis: Redis | null; provider: SkipTraceProvider; log: Logger; timeoutMs: number; ttlDays: number }) {
+  const { sql, redis, provider, log } = options;
   const inFlight = new Map<string, Promise<ResolvedTrace>>();
   const lockTtlMs = Math.max(60_000, options.timeoutMs * 4);
 
   async function callProviderAndCache(cacheKey: string, request: TraceRequest): Promise<ResolvedTrace> {
-    const result = await provider.trace(request, orm.em.fork());
+    const result = await provider.trace(request);
     await resultCache.write(sql, cacheKey, result, provider.name, options.ttlDays);
     return { result, cacheHit: false };
   }

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalizeActor, standardizeAddress, type ActorInput, type AddressInput } from '../../src/skip-trace/address/index.js';
 import { UnresolvableAddressError } from '../../src/skip-trace/providers/provider.js';
-import { createRecordsProvider, importPropertyRecords } from '../../src/skip-trace/records/property-records.service.js';
+import { createRecordsProvider } from '../../src/skip-trace/providers/records-provider.js';
+import { importPropertyRecords } from '../../src/skip-trace/records/property-records.import.js';
 import { startService, type TestService } from '../support/harness.js';
 
 let service: TestService;
@@ -28,10 +29,7 @@ async function importRecords(input: unknown[]): Promise<number> {
 }
 
 const trace = (address: AddressInput, actor: ActorInput | null = null) =>
-  createRecordsProvider().trace(
-    { requestId: randomUUID(), address: standardizeAddress(address), actor: normalizeActor(actor) },
-    service.app.services.orm.em.fork(),
-  );
+  createRecordsProvider(service.app.services.sql).trace({ requestId: randomUUID(), address: standardizeAddress(address), actor: normalizeActor(actor) });
 
 const names = (result: { persons: { firstName: string | null; lastName: string | null }[] }) => result.persons.map((p) => `${p.firstName} ${p.lastName}`);
 

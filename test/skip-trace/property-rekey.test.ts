@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/infra/database/orm.js';
 import { addressKey, standardizeAddress, type AddressInput } from '../../src/skip-trace/address/index.js';
 import { UnresolvableAddressError } from '../../src/skip-trace/providers/provider.js';
-import { createRecordsProvider } from '../../src/skip-trace/records/property-records.service.js';
+import { createRecordsProvider } from '../../src/skip-trace/providers/records-provider.js';
 import { rekeyPropertyRecords } from '../../src/skip-trace/records/property-rekey.js';
 
 const BEFORE_REKEY = 'Migration20261123000200_skip_trace';
@@ -75,10 +75,7 @@ afterAll(() => database?.drop());
 /** Owners' first names at an address, or null when no property is stored there. */
 async function ownersAt(address: AddressInput): Promise<string[] | null> {
   try {
-    const result = await createRecordsProvider().trace(
-      { requestId: randomUUID(), address: standardizeAddress(address), actor: null },
-      database.db.orm.em.fork(),
-    );
+    const result = await createRecordsProvider(database.db.sql).trace({ requestId: randomUUID(), address: standardizeAddress(address), actor: null });
     return result.persons.map((p) => p.firstName ?? '');
   } catch (error) {
     if (error instanceof UnresolvableAddressError) return null;

@@ -4,7 +4,8 @@
  * The schemas are generated from the GraphQLSchema (never hand-written) so the
  * discovery endpoint and gateway request validation cannot drift from the API.
  * Output is meant for Ajv 8 (`strict: false`); no `$schema` is emitted so the
- * schemas can be embedded in larger documents.
+ * schemas can be embedded in larger documents. Only standard keywords are emitted, except
+ * `errorMessage` when the server's own validator asks for it (`errorMessages`).
  */
 import {
   GraphQLNonNull, Kind, TypeInfo, astFromValue, getNamedType, getNullableType, isAbstractType, isCompositeType,
@@ -22,6 +23,15 @@ export type JsonSchema = Record<string, unknown>;
 export type FragmentMap = Readonly<Record<string, FragmentDefinitionNode>>;
 export interface OperationSchemaOptions {
   fragments?: FragmentMap;
+}
+
+export interface VariablesSchemaOptions extends OperationSchemaOptions {
+  /**
+   * Emit each constraint's own message (`constraints(keywords, messages)`) as `errorMessage:
+   * {keyword: message}` beside its keyword, for the REST routes' validator to word its details
+   * with. Not standard JSON Schema: never in a published schema.
+   */
+  errorMessages?: boolean;
 }
 
 /** Convenience: collect the fragment definitions of a parsed document. */
@@ -78,28 +88,55 @@ const TIGHTEST: Record<string, (a: number, b: number) => number> = {
 
 const isObject = (v: unknown): v is JsonSchema => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Adds keywords to a schema without weakening what is already there. */
-function withKeywords(s: JsonSchema, extra: JsonSchema): JsonSchema {
+/**
+ * Sets or clears the message of keyword `k` on `target`, whose value of `k` now comes from a
+ * constraint stating `message` (or none): a message never outlives the bound it words.
+ */
+function wordKeyword(target: JsonSchema, k: string, message: unknown): void {
+  const { [k]: _replaced, ...others } = (target.errorMessage as Record<string, string> | undefined) ?? {};
+  const words = typeof message === 'string' ? { ...others, [k]: message } : others;
+  if (Object.keys(words).length) target.errorMessage = words;
+  else delete target.errorMessage;
+}
+
+/**
+ * Adds keywords to a schema without weakening what is already there. `messages` (only for the
+ * server's validator) words the keywords it names, wherever each one lands.
+ */
+function withKeywords(s: JsonSchema, extra: JsonSchema, messages?: JsonSchema): JsonSchema {
   const entries = Object.entries(extra).filter(([, v]) => v !== undefined);
   if (!entries.length) return s;
   // Draft-07 validators ignore siblings of `$ref`, so move the `$ref` under `allOf` first.
   const out: JsonSchema = typeof s.$ref === 'string' ? { allOf: [{ $ref: s.$ref }] } : { ...s };
   for (const [k, v] of entries) {
     const cur = out[k];
-    if (cur === undefined || k === 'description' || k === 'default') out[k] = v;
-    else if (k in TIGHTEST && typeof cur === 'number' && typeof v === 'number') out[k] = TIGHTEST[k](cur, v);
-    else if (JSON.stringify(cur) !== JSON.stringify(v)) out.allOf = [...((out.allOf as unknown[]) ?? []), { [k]: v }];
+    if (cur === undefined || k === 'description' || k === 'default') {
+      out[k] = v;
+      if (messages) wordKeyword(out, k, messages[k]);
+    } else if (k in TIGHTEST && typeof cur === 'number' && typeof v === 'number') {
+      out[k] = TIGHTEST[k](cur, v);
+      if (messages && out[k] !== cur) wordKeyword(out, k, messages[k]);
+    } else if (JSON.stringify(cur) !== JSON.stringify(v)) {
+      const added: JsonSchema = { [k]: v };
+      if (messages) wordKeyword(added, k, messages[k]);
+      out.allOf = [...((out.allOf as unknown[]) ?? []), added];
+    }
   }
   return out;
 }
 
-/** Merges `extensions.constraints` of an argument/input field; `items` targets list items. */
-function withConstraints(s: JsonSchema, def: InputDef): JsonSchema {
+/**
+ * Merges `extensions.constraints` of an argument/input field; `items` targets list items. With
+ * `errorMessages`, its `extensions.constraintMessages` too.
+ */
+function withConstraints(s: JsonSchema, def: InputDef, errorMessages: boolean): JsonSchema {
   const constraints = def.extensions?.constraints;
   if (!isObject(constraints)) return s;
+  const messages = errorMessages && isObject(def.extensions?.constraintMessages) ? def.extensions.constraintMessages : undefined;
   const { items, ...rest } = constraints;
-  const out = withKeywords(s, rest);
-  if (isObject(items) && isObject(out.items)) out.items = withKeywords(out.items, items);
+  const out = withKeywords(s, rest, messages);
+  const itemMessages = isObject(messages?.items) ? messages.items : undefined;
+  if (isObject(items) && isObject(out.items)) out.items = withKeywords(out.items, items, itemMessages);
   return out;
 }
 
@@ -119,13 +156,20 @@ function fragment(fragments: FragmentMap | undefined, name: string): FragmentDef
 // ---------------------------------------------------------------------------
 // Variables
 
-function inputNamed(type: GraphQLNamedType, defs: Record<string, JsonSchema>): JsonSchema {
+/** The definitions of the input object types a variables schema uses, and whether they carry messages. */
+interface InputDefinitions {
+  defs: Record<string, JsonSchema>;
+  errorMessages: boolean;
+}
+
+function inputNamed(type: GraphQLNamedType, inputs: InputDefinitions): JsonSchema {
   if (!isInputObjectType(type)) return leafSchema(type);
-  if (!defs[type.name]) defineInput(type, defs);
+  if (!inputs.defs[type.name]) defineInput(type, inputs);
   return { $ref: `#/definitions/${type.name}` };
 }
 
-function defineInput(type: GraphQLInputObjectType, defs: Record<string, JsonSchema>): void {
+function defineInput(type: GraphQLInputObjectType, inputs: InputDefinitions): void {
+  const { defs } = inputs;
   const def: JsonSchema = { type: 'object', additionalProperties: false };
   defs[type.name] = def; // registered before recursing so self-referencing inputs terminate
   if (type.description) def.description = type.description;
@@ -134,7 +178,7 @@ function defineInput(type: GraphQLInputObjectType, defs: Record<string, JsonSche
   for (const field of Object.values(type.getFields())) {
     // @oneOf: exactly one field, and it must not be null.
     const fieldType = type.isOneOf && !isNonNullType(field.type) ? new GraphQLNonNull(field.type) : field.type;
-    const s = withConstraints(wrapped(fieldType, (t) => inputNamed(t, defs)), field);
+    const s = withConstraints(wrapped(fieldType, (t) => inputNamed(t, inputs)), field, inputs.errorMessages);
     properties[field.name] = withKeywords(s, { description: field.description ?? undefined, default: externalDefault(field) });
     if (isNonNullType(field.type) && field.defaultValue === undefined) required.push(field.name);
   }
@@ -174,10 +218,12 @@ function variableUsages(schema: GraphQLSchema, operation: OperationDefinitionNod
 export function variablesJsonSchema(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
-  opts: OperationSchemaOptions = {},
+  opts: VariablesSchemaOptions = {},
 ): JsonSchema {
   const usages = variableUsages(schema, operation, opts.fragments);
+  const errorMessages = opts.errorMessages ?? false;
   const definitions: Record<string, JsonSchema> = {};
+  const inputs: InputDefinitions = { defs: definitions, errorMessages };
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const v of operation.variableDefinitions ?? []) {
@@ -186,7 +232,7 @@ export function variablesJsonSchema(
     if (!type || !isInputType(type)) throw new Error(`Variable "$${name}" has an unknown or non-input type.`);
     const uses = usages.get(name) ?? [];
     const isRequired = isNonNullType(type) && !v.defaultValue;
-    let s = uses.reduce(withConstraints, wrapped(type, (t) => inputNamed(t, definitions)));
+    let s = uses.reduce((acc, use) => withConstraints(acc, use, errorMessages), wrapped(type, (t) => inputNamed(t, inputs)));
     // The argument default only matters when the variable may be omitted.
     const fallback = isRequired ? undefined : uses.map(externalDefault).find((d) => d !== undefined);
     s = withKeywords(s, {

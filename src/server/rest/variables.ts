@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import type { ErrorDetail } from '../../common/errors.js';
+import { atLeastCharacters, atMostCharacters, atMostItems, mustBeOfType, mustBeOneOf, REQUIRED, UNKNOWN_FIELD } from '../../common/detail-messages.js';
 import { variablesJsonSchema, type JsonSchema } from './json-schema.js';
 
 /**
@@ -11,20 +12,18 @@ import { variablesJsonSchema, type JsonSchema } from './json-schema.js';
 const ajv = new Ajv({ strict: false, allErrors: true, verbose: true, formats: { 'date-time': true } });
 
 export interface VariablesValidator {
+  /** The variables' JSON Schema as discovery publishes it: standard keywords only. */
   readonly schema: JsonSchema;
   /** The contract's `details` for `variables`, empty when they are valid. */
   check(variables: unknown): ErrorDetail[];
 }
 
 export function variablesValidator(schema: GraphQLSchema, operation: OperationDefinitionNode): VariablesValidator {
-  const variables = variablesJsonSchema(schema, operation);
-  const validate = ajv.compile(variables);
-  return { schema: variables, check: (value) => (validate(value) ? [] : errorDetails(validate)) };
+  // Checked against the variant that carries the rules' own messages (`errorMessage`), which is
+  // this validator's business only: discovery publishes the standard schema.
+  const validate = ajv.compile(variablesJsonSchema(schema, operation, { errorMessages: true }));
+  return { schema: variablesJsonSchema(schema, operation), check: (value) => (validate(value) ? [] : errorDetails(validate)) };
 }
-
-const ARTICLE: Record<string, string> = { integer: 'an integer', number: 'a number', string: 'a string', boolean: 'true or false', object: 'an object', array: 'a list', null: 'null' };
-
-const orList = (words: string[]) => (words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`);
 
 /**
  * A rule in words, the same words the resolvers use for the same rule: the field's own message
@@ -35,18 +34,16 @@ function describe(error: ErrorObject): string {
   if (own) return own;
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
-    case 'type': {
-      const types = Array.isArray(params.type) ? (params.type as string[]) : String(params.type).split(',');
-      return `must be ${orList(types.map((t) => ARTICLE[t] ?? t))}`;
-    }
+    case 'type':
+      return mustBeOfType(Array.isArray(params.type) ? (params.type as string[]) : String(params.type).split(','));
     case 'enum':
-      return `must be one of: ${(params.allowedValues as unknown[]).map((v) => (v === null ? 'null' : String(v))).join(', ')}`;
+      return mustBeOneOf(params.allowedValues as unknown[]);
     case 'const':
       return `must be ${JSON.stringify(params.allowedValue)}`;
     case 'minLength':
-      return params.limit === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters`;
+      return atLeastCharacters(Number(params.limit));
     case 'maxLength':
-      return `must be at most ${String(params.limit)} characters`;
+      return atMostCharacters(Number(params.limit));
     case 'minimum':
       return `must be at least ${String(params.limit)}`;
     case 'maximum':
@@ -54,7 +51,7 @@ function describe(error: ErrorObject): string {
     case 'minItems':
       return `must hold at least ${String(params.limit)} items`;
     case 'maxItems':
-      return `must hold at most ${String(params.limit)} items`;
+      return atMostItems(Number(params.limit));
     case 'format':
       return params.format === 'date-time' ? 'must be an ISO 8601 timestamp, e.g. 2026-11-23T08:15:30.123Z' : `must be a ${String(params.format)}`;
     case 'pattern':
@@ -77,10 +74,7 @@ function errorDetails(validate: ValidateFunction): ErrorDetail[] {
     if (e.keyword === 'additionalProperties') {
       return { path: `${base}.${(e.params as { additionalProperty: string }).additionalProperty}`, message: pointer ? UNKNOWN_FIELD : 'is not a known variable' };
     }
-    if (e.keyword === 'required') return { path: `${base}.${(e.params as { missingProperty: string }).missingProperty}`, message: 'is required' };
+    if (e.keyword === 'required') return { path: `${base}.${(e.params as { missingProperty: string }).missingProperty}`, message: REQUIRED };
     return { path: base, message: describe(e) };
   });
 }
-
-/** The detail message of a field no input type declares. */
-export const UNKNOWN_FIELD = 'is not a known field';

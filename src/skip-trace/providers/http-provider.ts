@@ -10,7 +10,6 @@
  *   vendor's status and message go to `log.error` only. The API key and the Authorization
  *   header are never logged.
  */
-import type { Em } from '../../infra/database/orm.js';
 import type { NormalizedActor, StandardAddress } from '../address/index.js';
 import {
   UnresolvableAddressError,
@@ -48,11 +47,6 @@ export interface HttpProviderOptions {
   fetchTimeoutMs?: number;
 }
 
-/** The http provider needs no database, so `em` is optional here. */
-export interface HttpSkipTraceProvider extends SkipTraceProvider {
-  readonly name: 'http';
-  trace(request: TraceRequest, em?: Em): Promise<TraceResult>;
-}
 
 /** One entry of the vendor request's `requests` array. */
 export interface VendorTraceRequest {
@@ -62,7 +56,7 @@ export interface VendorTraceRequest {
   companyName?: string;
 }
 
-export function createHttpProvider(options: HttpProviderOptions): HttpSkipTraceProvider {
+export function createHttpProvider(options: HttpProviderOptions): SkipTraceProvider {
   const endpoint = `${options.url.replace(/\/+$/u, '')}/property/skip-trace`;
   const timeoutMs = options.fetchTimeoutMs ?? DEFAULT_VENDOR_FETCH_TIMEOUT_MS;
   const { log } = options;

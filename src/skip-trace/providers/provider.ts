@@ -1,4 +1,3 @@
-import type { Em } from '../../infra/database/orm.js';
 import type { NormalizedActor, StandardAddress } from '../address/index.js';
 
 export const PHONE_TYPES = ['mobile', 'residential', 'unknown'] as const;
@@ -39,9 +38,10 @@ export class UnresolvableAddressError extends Error {
 /**
  * Where traces come from (`SKIPTRACE_PROVIDER`). A provider resolves or throws: an
  * UnresolvableAddressError for an unknown address, anything else for a failure (500, no charge,
- * nothing cached). It never retries a call on its own.
+ * nothing cached). It never retries a call on its own. What it reads from (a vendor, the
+ * database) it is given when it is created.
  */
 export interface SkipTraceProvider {
   readonly name: 'records' | 'http';
-  trace(request: TraceRequest, em: Em): Promise<TraceResult>;
+  trace(request: TraceRequest): Promise<TraceResult>;
 }

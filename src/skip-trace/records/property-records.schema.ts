@@ -1,6 +1,7 @@
 import { builder } from '../../graphql/builder.js';
 import { constraints } from '../../graphql/constraints.js';
-import { ActorTypeEnum, PhoneTypeEnum, SkipTraceAddressInput } from '../skip-trace.types.js';
+import { ActorTypeEnum, PhoneTypeEnum, SkipTraceAddressInput } from '../inputs.schema.js';
+import { importPropertyRecords } from './property-records.import.js';
 import {
   AGE_MAX,
   CONTACTS_MAX,
@@ -9,8 +10,7 @@ import {
   NAME_MAX_LENGTH,
   OWNERS_MAX,
   PERSONS_MAX,
-  importPropertyRecords,
-} from './property-records.service.js';
+} from './property-records.validation.js';
 
 /** JSON Schema keywords for discovery; the service enforces the same limits itself. */
 const nameConstraints = constraints({ maxLength: NAME_MAX_LENGTH });

@@ -1,3 +1,4 @@
+import { mustBeOfType, UNKNOWN_FIELD } from '../../../common/detail-messages.js';
 import { AppError } from '../../../common/errors.js';
 import type { UserPrincipal } from '../../../graphql/principal.js';
 import type { OperationRegistry } from '../../gateway/operation-registry.js';
@@ -20,10 +21,10 @@ export function gatewayCallRoute(registry: OperationRegistry): RestRoute<UserPri
     toCall(body, caller) {
       if (!isObject(body)) throw new AppError('invalid_request', 'The body must be a JSON object with operationId and variables.');
       const unknown = Object.keys(body).filter((key) => !BODY_FIELDS.has(key));
-      if (unknown.length) throw new AppError('invalid_request', 'The body has unknown fields.', unknown.map((path) => ({ path, message: 'is not a known field' })));
-      if (typeof body.operationId !== 'string') throw new AppError('invalid_request', 'operationId must be a string.', [{ path: 'operationId', message: 'must be a string' }]);
+      if (unknown.length) throw new AppError('invalid_request', 'The body has unknown fields.', unknown.map((path) => ({ path, message: UNKNOWN_FIELD })));
+      if (typeof body.operationId !== 'string') throw new AppError('invalid_request', 'operationId must be a string.', [{ path: 'operationId', message: mustBeOfType(['string']) }]);
       if (body.variables !== undefined && !isObject(body.variables)) {
-        throw new AppError('invalid_request', 'variables must be an object.', [{ path: 'variables', message: 'must be an object' }]);
+        throw new AppError('invalid_request', 'variables must be an object.', [{ path: 'variables', message: mustBeOfType(['object']) }]);
       }
       const operation = registry.get(body.operationId);
       if (!operation) throw new AppError('unknown_operation', 'Unknown operationId; GET /api/v1/operations lists them.');

@@ -1,16 +1,48 @@
+/**
+ * An organization's skip trace account: whether its plan permits skip tracing
+ * (`organizations.skip_trace_enabled`), its balance (`organizations.skip_trace_credits`) and the
+ * credit ledger (`skip_trace_credit_ledger`). This module is the only reader and writer of those
+ * columns and that table.
+ *
+ * The trace's check and its charge are hot paths, on raw SQL. Switching the feature is admin
+ * CRUD, through the Organization entity. A purchase is raw SQL inside an ORM transaction: every
+ * change of the balance is a ledger row plus a conditional update of the balance in one
+ * transaction, so the balance never goes below zero and always equals the sum of the ledger.
+ */
+import type { Organization } from '../../organizations/organization.entity.js';
 import type { Em } from '../../infra/database/orm.js';
+import type { Sql } from '../../infra/database/sql.js';
 import { AppError, badInput } from '../../common/errors.js';
 import { getOrganization } from '../../organizations/organizations.service.js';
 
 /** `organizations.skip_trace_credits` is a PostgreSQL integer. */
 export const MAX_CREDIT_BALANCE = 2_147_483_647;
 
-/**
- * The only writer of `organizations.skip_trace_credits`. Every change is a ledger row plus a
- * conditional update of the balance in one transaction, so the balance never goes below zero
- * and always equals the sum of the ledger.
- */
-export const creditLedger = {
+const noCreditsLeft = () => new AppError('insufficient_credits', 'The organization has no skip trace credits left.');
+
+export const skipTraceAccount = {
+  /**
+   * Whether the organization may start a trace now: its plan permits skip tracing (else 403
+   * feature_unavailable), and it has a credit left (else 402 insufficient_credits). The charge
+   * checks the balance again, on the locked row.
+   */
+  async ensureCanTrace(sql: Sql, organizationId: string): Promise<void> {
+    const [account] = await sql.execute<{ skip_trace_enabled: boolean; skip_trace_credits: number }[]>(
+      `select skip_trace_enabled, skip_trace_credits from organizations where id = ?`,
+      [organizationId],
+    );
+    if (!account?.skip_trace_enabled) throw new AppError('feature_unavailable', 'Skip tracing is not available for this organization.');
+    if (account.skip_trace_credits <= 0) throw noCreditsLeft();
+  },
+
+  /** Whether the organization's plan permits skip tracing. */
+  async setEnabled(em: Em, organizationId: string, enabled: boolean): Promise<Organization> {
+    const organization = await getOrganization(em, organizationId);
+    organization.skipTraceEnabled = enabled;
+    await em.flush();
+    return organization;
+  },
+
   /**
    * A purchase. A `reference` already applied to this organization is not applied again: repeated
    * with the same amount it changes nothing, with another amount it is a CONFLICT (a reused
@@ -59,13 +91,13 @@ export const creditLedger = {
    * One credit for one completed trace, inside the caller's transaction. The conditional update
    * is the guard: when concurrent charges race for the last credit, exactly one wins.
    */
-  async charge(tx: Em, organizationId: string, requestId: string): Promise<void> {
+  async charge(tx: Sql, organizationId: string, requestId: string): Promise<void> {
     const result = await tx.execute<{ affectedRows: number }>(
       `update organizations set skip_trace_credits = skip_trace_credits - 1 where id = ? and skip_trace_credits > 0`,
       [organizationId],
       'run',
     );
-    if (result.affectedRows !== 1) throw new AppError('insufficient_credits', 'The organization has no skip trace credits left.');
+    if (result.affectedRows !== 1) throw noCreditsLeft();
     await tx.execute(`insert into skip_trace_credit_ledger (id, organization_id, kind, amount, request_id) values (?, ?, 'charge', -1, ?)`, [
       crypto.randomUUID(),
       organizationId,
@@ -74,16 +106,14 @@ export const creditLedger = {
   },
 
   /**
-   * Undoes the charge of a trace whose response never reached its caller: the charge row is
-   * removed, the credit returned and the audit row marked uncharged, in one transaction. Runs at
-   * most once per request id (only an existing charge row is reversed).
+   * Undoes the charge of request `requestId` inside the caller's transaction: its ledger row is
+   * removed and the credit returned. False when there is no such charge (it was never made, or
+   * was already refunded), so a charge is refunded at most once.
    */
-  async reverseCharge(em: Em, organizationId: string, requestId: string, outcome: string): Promise<void> {
-    await em.transactional(async (tx) => {
-      const removed = await tx.execute<{ id: string }[]>(`delete from skip_trace_credit_ledger where request_id = ? and kind = 'charge' returning id`, [requestId]);
-      if (removed.length === 0) return;
-      await tx.execute(`update organizations set skip_trace_credits = skip_trace_credits + 1 where id = ?`, [organizationId], 'run');
-      await tx.execute(`update skip_trace_requests set charged = false, outcome = ? where id = ?`, [outcome, requestId], 'run');
-    });
+  async refundCharge(tx: Sql, organizationId: string, requestId: string): Promise<boolean> {
+    const removed = await tx.execute<{ id: string }[]>(`delete from skip_trace_credit_ledger where request_id = ? and kind = 'charge' returning id`, [requestId]);
+    if (removed.length === 0) return false;
+    await tx.execute(`update organizations set skip_trace_credits = skip_trace_credits + 1 where id = ?`, [organizationId], 'run');
+    return true;
   },
 };

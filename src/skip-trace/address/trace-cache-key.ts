@@ -1,7 +1,7 @@
 /** Cache key for skip-trace results: one key per address identity and traced actor. */
 import type { NormalizedActor } from './actor.js';
 import { canonicalHash, type Json } from './canonical-hash.js';
-import { addressKey } from './identity.js';
+import { addressKey } from './address-identity.js';
 import type { StandardAddress } from './standardize.js';
 
 /**
@@ -10,7 +10,7 @@ import type { StandardAddress } from './standardize.js';
  */
 const KEY_VERSION = 2;
 
-/** SHA-256 hex of the address key (see identity.ts) and the normalized actor. */
+/** SHA-256 hex of the address key (address-identity.ts) and the normalized actor. */
 export function traceCacheKey(address: StandardAddress, actor: NormalizedActor | null): string {
   return canonicalHash({ v: KEY_VERSION, address: addressKey(address), actor: actorPayload(actor) });
 }

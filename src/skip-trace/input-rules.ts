@@ -1,0 +1,164 @@
+/**
+ * The rules of a trace's address and actor (contract section 4), each with its one wording.
+ * Three checks apply them and must agree word for word:
+ * - REST: Ajv, on the JSON Schema derived from the input types (inputs.schema.ts), whose
+ *   constraints and messages are FIELD_CONSTRAINTS below;
+ * - `/graphql`: the resolver (trace-input.ts), since GraphQL callers skip the JSON Schema check;
+ * - the property-record importer (records/property-records.validation.ts): records arrive untyped
+ *   from JSON Lines and CSV.
+ * Generic rules (required, a JSON type, an unknown field) take the common wordings
+ * (common/detail-messages.ts); U+0000 its own (common/nul.ts).
+ */
+import { atMostCharacters, mustBeOfType, REQUIRED, UNKNOWN_FIELD } from '../common/detail-messages.js';
+import type { ErrorDetail } from '../common/errors.js';
+import { NUL_DETAIL } from '../common/nul.js';
+import type { ConstraintMessages } from '../graphql/constraints.js';
+import { normalizeEntityName, normalizePersonNamePart, standardizeState } from './address/index.js';
+
+/** In the printed schema's (sorted) order, so that every message listing them lists them alike. */
+export const ACTOR_TYPES = ['entity', 'person'] as const;
+export type ActorType = (typeof ACTOR_TYPES)[number];
+
+/** Every text field of an address and every name: address lines, city, a person's and an entity's names. */
+export const TEXT_MAX_LENGTH = 200;
+export const ZIP_PATTERN = /^\d{5}(-?\d{4})?$/u;
+
+/**
+ * USPS codes of the states, DC, the territories, the freely associated states and the military
+ * "states" of APO/FPO/DPO addresses that the address module standardizes (`standardizeState`
+ * passes unknown letters through, so it cannot tell a code from a typo).
+ */
+export const USPS_STATE_CODES: readonly string[] = (
+  'AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND ' +
+  'OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY AS GU MP PR VI FM MH PW AA AE AP'
+).split(' ');
+const STATE_CODES = new Set(USPS_STATE_CODES);
+
+export function isUspsStateCode(state: string): boolean {
+  const trimmed = state.trim();
+  return /^[A-Za-z]{2}$/u.test(trimmed) && STATE_CODES.has(standardizeState(trimmed));
+}
+
+/** The messages of the rules above, in `details[].message`. */
+export const RULE_MESSAGES = {
+  blank: 'must not be blank',
+  tooLong: atMostCharacters(TEXT_MAX_LENGTH),
+  state: `must be a two-letter USPS state code, in any case: ${USPS_STATE_CODES.join(', ')}`,
+  zip: 'must be 5 or 9 digits: 12345, 12345-6789 or 123456789',
+  /** An entity's name, missing or folding to nothing (`".,"`). */
+  entityName: 'is required for an entity and must contain letters or digits',
+  /** A person actor without a name part that holds a letter or digit. */
+  personName: 'a person needs firstName or lastName with letters or digits',
+  /** A field of the other actor (or owner) type. */
+  onlyWithType: (type: ActorType) => `is allowed only with type ${type}`,
+} as const;
+
+/** The JSON Schema form of a field's rules: keywords, and messages where a keyword's generic wording would not say the rule. */
+export interface FieldConstraint {
+  keywords: Record<string, unknown>;
+  messages?: ConstraintMessages;
+}
+
+/**
+ * The constraints of the input types' fields (inputs.schema.ts). JSON Schema cannot say "not
+ * blank" or "a USPS code": it refuses `""` and lengths other than 2 with the rule's message, and
+ * the resolver checks the rest with the same message.
+ */
+export const FIELD_CONSTRAINTS = {
+  requiredText: { keywords: { minLength: 1, maxLength: TEXT_MAX_LENGTH }, messages: { minLength: RULE_MESSAGES.blank } },
+  optionalText: { keywords: { maxLength: TEXT_MAX_LENGTH } },
+  state: { keywords: { minLength: 2, maxLength: 2 }, messages: { minLength: RULE_MESSAGES.state, maxLength: RULE_MESSAGES.state } },
+  zip: { keywords: { pattern: ZIP_PATTERN.source }, messages: { pattern: RULE_MESSAGES.zip } },
+} as const satisfies Record<string, FieldConstraint>;
+
+const ADDRESS_FIELDS = ['line1', 'line2', 'city', 'state', 'zip'] as const;
+
+/**
+ * The value when it is a string without U+0000; otherwise reports why not. A required field may
+ * not be missing, nor null (a type error, as JSON Schema words it); an optional one is then absent.
+ */
+function text(details: ErrorDetail[], value: unknown, path: string, required: boolean): string | undefined {
+  if (value === undefined && required) details.push({ path, message: REQUIRED });
+  else if (value === undefined || (value === null && !required)) return undefined;
+  else if (typeof value !== 'string') details.push({ path, message: mustBeOfType(required ? ['string'] : ['string', 'null']) });
+  else if (value.includes('\u0000')) details.push({ path, message: NUL_DETAIL });
+  else return value;
+  return undefined;
+}
+
+/**
+ * An optional text (a name, an email): trimmed, null when absent or blank, undefined when refused.
+ * The length limit counts the text as given (a trace's actor), or trimmed (an import's fields).
+ */
+export function checkOptionalText(
+  details: ErrorDetail[],
+  value: unknown,
+  path: string,
+  limit: { max: number; of: 'as given' | 'trimmed' },
+): string | null | undefined {
+  const given = text(details, value, path, false);
+  if (given === undefined) return value === undefined || value === null ? null : undefined;
+  if ((limit.of === 'trimmed' ? given.trim() : given).length > limit.max) {
+    details.push({ path, message: atMostCharacters(limit.max) });
+    return undefined;
+  }
+  return given.trim() === '' ? null : given.trim();
+}
+
+/** Whether an entity's name holds a letter or digit once folded (`".,"` does not). */
+export const isEntityName = (name: string | null | undefined): boolean => normalizeEntityName(name ?? '') !== '';
+
+/**
+ * An address's problems (empty when it can be standardized). Takes any value, as imported records
+ * arrive untyped. `path` prefixes each detail, e.g. `input.3.address`.
+ */
+export function checkAddress(value: unknown, path: string): ErrorDetail[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [{ path, message: mustBeOfType(['object']) }];
+  const a = value as Record<string, unknown>;
+  const details: ErrorDetail[] = [];
+  for (const field of ['line1', 'line2', 'city'] as const) {
+    const v = text(details, a[field], `${path}.${field}`, field !== 'line2');
+    if (v === undefined) continue;
+    if (field !== 'line2' && v.trim() === '') details.push({ path: `${path}.${field}`, message: RULE_MESSAGES.blank });
+    else if (v.length > TEXT_MAX_LENGTH) details.push({ path: `${path}.${field}`, message: RULE_MESSAGES.tooLong });
+  }
+  const state = text(details, a.state, `${path}.state`, true);
+  if (state !== undefined && !isUspsStateCode(state)) details.push({ path: `${path}.state`, message: RULE_MESSAGES.state });
+  const zip = text(details, a.zip, `${path}.zip`, true);
+  if (zip !== undefined && !ZIP_PATTERN.test(zip.trim())) details.push({ path: `${path}.zip`, message: RULE_MESSAGES.zip });
+  for (const key of Object.keys(a)) {
+    if (!(ADDRESS_FIELDS as readonly string[]).includes(key)) details.push({ path: `${path}.${key}`, message: UNKNOWN_FIELD });
+  }
+  return details;
+}
+
+/** A trace's actor, as GraphQL delivers it (types and the enum already coerced). */
+export interface TraceActorInput {
+  type: ActorType;
+  firstName?: string | null;
+  lastName?: string | null;
+  name?: string | null;
+}
+
+const ACTOR_NAME_FIELDS = { person: ['firstName', 'lastName'], entity: ['name'] } as const;
+
+/**
+ * An actor always narrows the trace: person-only and entity-only fields, names of bounded length,
+ * an entity needs a name and a person a first or last name, holding a letter or digit once
+ * folded. Otherwise the trace would silently run by address alone.
+ */
+export function checkActor(actor: TraceActorInput, path: string): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  const other: ActorType = actor.type === 'person' ? 'entity' : 'person';
+  for (const field of ACTOR_NAME_FIELDS[other]) {
+    if (actor[field] != null) details.push({ path: `${path}.${field}`, message: RULE_MESSAGES.onlyWithType(other) });
+  }
+  for (const field of ['firstName', 'lastName', 'name'] as const) {
+    checkOptionalText(details, actor[field], `${path}.${field}`, { max: TEXT_MAX_LENGTH, of: 'as given' });
+  }
+  if (actor.type === 'entity' && !isEntityName(actor.name)) details.push({ path: `${path}.name`, message: RULE_MESSAGES.entityName });
+  if (actor.type === 'person' && normalizePersonNamePart(actor.firstName ?? '') === '' && normalizePersonNamePart(actor.lastName ?? '') === '') {
+    for (const field of ACTOR_NAME_FIELDS.person) details.push({ path: `${path}.${field}`, message: RULE_MESSAGES.personName });
+  }
+  return details;
+}

@@ -1,0 +1,36 @@
+/**
+ * The `records` skip-trace provider: traces against the imported property records, matching a
+ * trace's standardized address by its address key and its normalized actor by the owners' folded
+ * names (contract section 4).
+ */
+import type { Sql } from '../../infra/database/sql.js';
+import { addressKey, type NormalizedActor } from '../address/index.js';
+import { findPropertyPersons, type StoredOwnerPerson } from '../records/property-records.data.js';
+import { UnresolvableAddressError, type SkipTraceProvider } from './provider.js';
+
+/** Whether an owner's person is one the actor names. */
+function matches({ ownerType, nameKey, person }: StoredOwnerPerson, actor: NormalizedActor | null): boolean {
+  if (actor === null) return true;
+  if (actor.type === 'entity') return ownerType === 'entity' && nameKey === actor.name;
+  // Only the name parts the actor gives are compared: `{lastName: "Smith"}` matches any Smith.
+  return (
+    ownerType === 'person' &&
+    (actor.firstName === null || person.firstKey === actor.firstName) &&
+    (actor.lastName === null || person.lastKey === actor.lastName)
+  );
+}
+
+/** `sql`: where the records are read, outside any request's unit of work. */
+export function createRecordsProvider(sql: Sql): SkipTraceProvider {
+  return {
+    name: 'records',
+    async trace({ address, actor }) {
+      const stored = await findPropertyPersons(sql, addressKey(address));
+      if (stored === null) throw new UnresolvableAddressError();
+      const persons = stored
+        .filter((owner) => matches(owner, actor))
+        .map(({ person: { firstName, lastName, middleName, age, phones, emails } }) => ({ firstName, lastName, middleName, age, phones, emails }));
+      return { status: persons.length > 0 ? 'records_found' : 'no_records_found', persons };
+    },
+  };
+}
