@@ -44,7 +44,7 @@ export const RULE_MESSAGES = {
   blank: 'must not be blank',
   tooLong: atMostCharacters(TEXT_MAX_LENGTH),
   state: `must be a two-letter USPS state code, in any case: ${USPS_STATE_CODES.join(', ')}`,
-  zip: 'must be 5 or 9 digits: 12345, 12345-6789 or 123456789',
+  zip: 'must be 5 or 9 digits (12345, 12345-6789 or 123456789)',
   /** An entity's name, missing or folding to nothing (`".,"`). */
   entityName: 'is required for an entity and must contain letters or digits',
   /** A person actor without a name part that holds a letter or digit. */
@@ -113,6 +113,7 @@ export const isEntityName = (name: string | null | undefined): boolean => normal
  * arrive untyped. `path` prefixes each detail, e.g. `input.3.address`.
  */
 export function checkAddress(value: unknown, path: string): ErrorDetail[] {
+  if (value === undefined) return [{ path, message: REQUIRED }];
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return [{ path, message: mustBeOfType(['object']) }];
   const a = value as Record<string, unknown>;
   const details: ErrorDetail[] = [];

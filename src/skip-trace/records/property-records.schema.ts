@@ -1,19 +1,12 @@
 import { builder } from '../../graphql/builder.js';
 import { constraints } from '../../graphql/constraints.js';
+import { FIELD_CONSTRAINTS } from '../input-rules.js';
 import { ActorTypeEnum, PhoneTypeEnum, SkipTraceAddressInput } from '../inputs.schema.js';
 import { importPropertyRecords } from './property-records.import.js';
-import {
-  AGE_MAX,
-  CONTACTS_MAX,
-  EMAIL_MAX_LENGTH,
-  IMPORT_MAX,
-  NAME_MAX_LENGTH,
-  OWNERS_MAX,
-  PERSONS_MAX,
-} from './property-records.validation.js';
+import { AGE_MAX, CONTACTS_MAX, EMAIL_MAX_LENGTH, IMPORT_MAX, OWNERS_MAX, PERSONS_MAX } from './property-records.validation.js';
 
-/** JSON Schema keywords for discovery; the service enforces the same limits itself. */
-const nameConstraints = constraints({ maxLength: NAME_MAX_LENGTH });
+/** JSON Schema keywords for discovery; the import's validation enforces the same limits itself. */
+const nameConstraints = constraints(FIELD_CONSTRAINTS.optionalText.keywords);
 
 const PhoneInput = builder.inputType('PhoneInput', {
   fields: (t) => ({

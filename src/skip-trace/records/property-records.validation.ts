@@ -14,7 +14,6 @@ export const IMPORT_MAX = 1000;
 export const OWNERS_MAX = 100;
 export const PERSONS_MAX = 100;
 export const CONTACTS_MAX = 50;
-export const NAME_MAX_LENGTH = TEXT_MAX_LENGTH;
 export const EMAIL_MAX_LENGTH = 320;
 export const AGE_MAX = 150;
 
@@ -60,7 +59,7 @@ class Checker {
   }
 
   /** Trimmed text, null when absent or blank, undefined when refused. */
-  text(v: unknown, path: string, max = NAME_MAX_LENGTH): string | null | undefined {
+  text(v: unknown, path: string, max = TEXT_MAX_LENGTH): string | null | undefined {
     return checkOptionalText(this.details, v, path, { max, of: 'trimmed' });
   }
 
