@@ -52,13 +52,6 @@ interface Mention {
  */
 const EXCEPTIONS: Mention[] = [{ file: 'src/auth/api-keys.data.ts', table: 'users' }];
 
-/**
- * Still expected until the skip trace domain's own change is merged, which moves the skip trace
- * key lookup out of the authenticator into that domain. Delete each entry once it no longer
- * occurs (the last test below fails for an entry that no longer does).
- */
-const UNTIL_SKIP_TRACE_MERGE: Mention[] = [{ file: 'src/auth/authenticate.ts', table: 'skip_trace_keys' }];
-
 const TABLE_MENTION = /\b(?:from|join|into|update)\s+"?([a-z_][a-z0-9_]*)"?/gi;
 
 /** The text of every string and template literal of a source file; a template's expressions read as `?`. */
@@ -142,13 +135,13 @@ describe('data ownership', () => {
   });
 
   it('holds in src/, but for the listed exceptions', () => {
-    const allowed = new Set([...EXCEPTIONS, ...UNTIL_SKIP_TRACE_MERGE].map(key));
+    const allowed = new Set(EXCEPTIONS.map(key));
     expect(violations(sourceFiles()).map(key).filter((mention) => !allowed.has(mention))).toEqual([]);
   });
 
   it('lists no exception that no longer occurs', () => {
     const found = new Set(violations(sourceFiles()).map(key));
-    const stale = [...EXCEPTIONS, ...UNTIL_SKIP_TRACE_MERGE].map(key).filter((mention) => !found.has(mention));
+    const stale = EXCEPTIONS.map(key).filter((mention) => !found.has(mention));
     expect(stale, 'these entries no longer occur: delete them from the lists above').toEqual([]);
   });
 });
