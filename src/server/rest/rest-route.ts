@@ -100,12 +100,15 @@ export function registerRestRoute<C extends Caller>(app: FastifyInstance, deps: 
       ...(admit ? [async (request: FastifyRequest) => admit(services, callerOf(request), request.client)] : []),
     ],
     ...(onRefused && {
-      onResponse: async (request: FastifyRequest) => {
+      // Before the answer leaves: a caller that has its refusal can already find it recorded.
+      onSend: async (request: FastifyRequest, _reply: unknown, payload: unknown) => {
         const caller = request.principal;
-        if (!caller || !route.credential.accepts(caller) || request.restExecuting || !request.errorCode) return;
-        await onRefused(services, { caller, kind: request.errorCode, startedAt: request.restStartedAt ?? performance.now() }).catch((error) =>
-          request.log.error({ err: error }, `could not record a refusal of ${route.path}`),
-        );
+        if (caller && route.credential.accepts(caller) && !request.restExecuting && request.errorCode) {
+          await onRefused(services, { caller, kind: request.errorCode, startedAt: request.restStartedAt ?? performance.now() }).catch((error) =>
+            request.log.error({ err: error }, `could not record a refusal of ${route.path}`),
+          );
+        }
+        return payload;
       },
     }),
     handler: async (request, reply) => {
