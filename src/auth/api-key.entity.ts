@@ -11,7 +11,10 @@ export const ApiKeySchema = defineEntity({
   name: 'ApiKey',
   tableName: 'api_keys',
   properties: {
-    id: p.uuid().primary().onCreate(() => crypto.randomUUID()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => crypto.randomUUID()),
     user: () => p.manyToOne(User).ref(),
     keyHash: p.text().unique(),
     hint: p.text(),

@@ -30,7 +30,10 @@ interface GatewayKeyRow {
 /** PostgreSQL's text[] arrives parsed from `pg`, and as its literal form from some drivers. */
 function parseScopes(value: Scope[] | string): Scope[] {
   if (Array.isArray(value)) return value;
-  return value.replace(/^\{|\}$/g, '').split(',').filter(Boolean) as Scope[];
+  return value
+    .replace(/^\{|\}$/g, '')
+    .split(',')
+    .filter(Boolean) as Scope[];
 }
 
 /**
@@ -48,14 +51,28 @@ export async function findActiveGatewayKey(sql: Sql, keyHash: string): Promise<G
   );
   const row = rows[0];
   if (!row) return null;
-  return { id: row.id, keyHash: row.key_hash, scopes: parseScopes(row.scopes), userId: row.user_id, organizationId: row.organization_id, role: row.role };
+  return {
+    id: row.id,
+    keyHash: row.key_hash,
+    scopes: parseScopes(row.scopes),
+    userId: row.user_id,
+    organizationId: row.organization_id,
+    role: row.role,
+  };
 }
 
 export async function insertApiKey(
   tx: Em,
   input: { userId: string; keyHash: string; hint: string; scopes: Scope[]; createdBy: string },
 ): Promise<ApiKey> {
-  const key = tx.create(ApiKey, { user: input.userId, keyHash: input.keyHash, hint: input.hint, scopes: input.scopes, createdBy: input.createdBy, revokedAt: null });
+  const key = tx.create(ApiKey, {
+    user: input.userId,
+    keyHash: input.keyHash,
+    hint: input.hint,
+    scopes: input.scopes,
+    createdBy: input.createdBy,
+    revokedAt: null,
+  });
   await tx.flush();
   return key;
 }

@@ -28,11 +28,19 @@ export async function createApiKey(em: Em, userId: string, requested: readonly S
       // FOR SHARE holds the user's role until commit: a concurrent setUserRole(MEMBER) either
       // came first (and is seen here) or waits, then strips ADMIN from this key too.
       if ((await lockUserRole(tx, user.id)) !== 'ADMIN') {
-        throw badInput('ADMIN scope can only be issued to a user whose role is ADMIN.', [{ path: 'scopes', message: 'ADMIN requires an ADMIN user' }]);
+        throw badInput('ADMIN scope can only be issued to a user whose role is ADMIN.', [
+          { path: 'scopes', message: 'ADMIN requires an ADMIN user' },
+        ]);
       }
     }
     const secret = generateSecret('gk_');
-    const key = await insertApiKey(tx, { userId: user.id, keyHash: hashSecret(secret), hint: secretHint(secret), scopes, createdBy: issuer });
+    const key = await insertApiKey(tx, {
+      userId: user.id,
+      keyHash: hashSecret(secret),
+      hint: secretHint(secret),
+      scopes,
+      createdBy: issuer,
+    });
     return { id: key.id, secret, hint: key.hint, scopes, createdAt: key.createdAt, createdBy: issuer };
   });
 }

@@ -5,7 +5,8 @@ import { issuerOf } from '../graphql/principal.js';
 
 export const ScopeEnum = builder.enumType('Scope', { values: SCOPES });
 
-export const CREATED_BY_DESCRIPTION = 'Who issued the key: `platform`, or the id of the gateway key that issued it. Null for keys issued before issuers were recorded.';
+export const CREATED_BY_DESCRIPTION =
+  'Who issued the key: `platform`, or the id of the gateway key that issued it. Null for keys issued before issuers were recorded.';
 
 export const IssuedKeyRef = builder.objectRef<IssuedKey>('IssuedKey').implement({
   description: 'A newly issued key. `secret` is shown only here, once; afterwards only `hint` is.',

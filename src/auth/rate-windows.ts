@@ -26,7 +26,10 @@ export interface RateWindows {
 
 export function createRateWindows(limits: Config['limits'], internalApiToken: string | undefined, redis: Redis | null): RateWindows {
   // The platform window is the token's: a new token starts a new window (never the token itself in Redis).
-  const platformKey = `platform:${createHash('sha256').update(internalApiToken ?? '').digest('hex').slice(0, 16)}`;
+  const platformKey = `platform:${createHash('sha256')
+    .update(internalApiToken ?? '')
+    .digest('hex')
+    .slice(0, 16)}`;
   const gateway = createWindowLimiter({ name: 'gateway', limit: limits.gatewayPerMinute, redis });
   const skipTrace = createWindowLimiter({ name: 'skiptrace', limit: limits.skipTracePerMinute, redis });
   const platform = createWindowLimiter({ name: 'platform', limit: limits.platformPerMinute, redis });

@@ -14,7 +14,9 @@ export function generateSecret(prefix: SecretPrefix): string {
 
 /** True when the string has the shape of a key with this prefix (checked before any lookup). */
 export function isWellFormedSecret(value: string, prefix: SecretPrefix): boolean {
-  return value.length === prefix.length + SECRET_BODY_LENGTH && value.startsWith(prefix) && /^[0-9A-Za-z]+$/.test(value.slice(prefix.length));
+  return (
+    value.length === prefix.length + SECRET_BODY_LENGTH && value.startsWith(prefix) && /^[0-9A-Za-z]+$/.test(value.slice(prefix.length))
+  );
 }
 
 /** Keys are high-entropy random strings, so an unsalted SHA-256 is a sufficient at-rest hash. */

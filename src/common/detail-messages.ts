@@ -27,7 +27,8 @@ const orList = (words: readonly string[]) => (words.length < 2 ? (words[0] ?? ''
 export const mustBeOfType = (types: readonly string[]) => `must be ${orList(types.map((t) => ARTICLE[t] ?? t))}`;
 
 /** An enumeration, naming every allowed value. */
-export const mustBeOneOf = (values: readonly unknown[]) => `must be one of: ${values.map((v) => (v === null ? 'null' : String(v))).join(', ')}`;
+export const mustBeOneOf = (values: readonly unknown[]) =>
+  `must be one of: ${values.map((v) => (v === null ? 'null' : String(v))).join(', ')}`;
 
 export const atLeastCharacters = (limit: number) => (limit === 1 ? 'must not be empty' : `must be at least ${limit} characters`);
 export const atMostCharacters = (limit: number) => `must be at most ${limit} characters`;

@@ -57,11 +57,14 @@ export const ERRORS = {
 export type ErrorKind = keyof typeof ERRORS;
 
 const KINDS = Object.keys(ERRORS) as ErrorKind[];
-const KIND_OF_GRAPHQL_CODE = new Map(KINDS.filter((kind) => (ERRORS[kind] as ErrorRow).fromGraphql).map((kind) => [ERRORS[kind].graphql, kind]));
+const KIND_OF_GRAPHQL_CODE = new Map(
+  KINDS.filter((kind) => (ERRORS[kind] as ErrorRow).fromGraphql).map((kind) => [ERRORS[kind].graphql, kind]),
+);
 for (const code of GRAPHQL_ERROR_CODES) if (!KIND_OF_GRAPHQL_CODE.has(code)) throw new Error(`ERRORS: no row stands for ${code}.`);
 
 export const isErrorKind = (value: unknown): value is ErrorKind => typeof value === 'string' && Object.hasOwn(ERRORS, value);
-export const isGraphqlErrorCode = (value: unknown): value is GraphqlErrorCode => (GRAPHQL_ERROR_CODES as readonly unknown[]).includes(value);
+export const isGraphqlErrorCode = (value: unknown): value is GraphqlErrorCode =>
+  (GRAPHQL_ERROR_CODES as readonly unknown[]).includes(value);
 
 export interface ErrorDetail {
   path: string;
@@ -113,7 +116,12 @@ export class AppError extends GraphQLError {
   /** The REST body; `requestId` (also in X-Request-Id) lets support find the logs. */
   toBody(requestId?: string) {
     return {
-      error: { code: this.kind, message: this.message, ...(this.details?.length ? { details: this.details } : {}), ...(requestId ? { requestId } : {}) },
+      error: {
+        code: this.kind,
+        message: this.message,
+        ...(this.details?.length ? { details: this.details } : {}),
+        ...(requestId ? { requestId } : {}),
+      },
     };
   }
 }

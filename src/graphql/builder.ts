@@ -44,7 +44,8 @@ export const builder = new SchemaBuilder<{
         WRITE: userScope('WRITE'),
         ADMIN: userScope('ADMIN'),
         platform: principal.type === 'platform',
-        organizationAdmin: (organizationId) => userScope('ADMIN') && principal.type === 'user' && principal.organizationId === organizationId,
+        organizationAdmin: (organizationId) =>
+          userScope('ADMIN') && principal.type === 'user' && principal.organizationId === organizationId,
         ownUserAdmin: (userId) => userScope('ADMIN') && principal.type === 'user' && principal.userId === userId.toLowerCase(),
         skipTrace: principal.type === 'organization',
       };

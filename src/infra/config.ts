@@ -9,7 +9,13 @@ const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
 const int = (def: number, min = 1) => z.preprocess(emptyAsUndefined, z.coerce.number().int().min(min).default(def));
 const bool = (def: boolean) =>
-  z.preprocess(emptyAsUndefined, z.enum(['true', 'false', '1', '0']).default(def ? 'true' : 'false').transform((v) => v === 'true' || v === '1'));
+  z.preprocess(
+    emptyAsUndefined,
+    z
+      .enum(['true', 'false', '1', '0'])
+      .default(def ? 'true' : 'false')
+      .transform((v) => v === 'true' || v === '1'),
+  );
 
 const envSchema = z.object({
   NODE_ENV: z.preprocess(emptyAsUndefined, z.enum(['development', 'production', 'test']).default('development')),
@@ -77,7 +83,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   if (e.SKIPTRACE_PROVIDER === 'http' && (!e.SKIPTRACE_PROVIDER_URL || !e.SKIPTRACE_PROVIDER_KEY)) {
-    throw new ConfigError('Invalid configuration:\n  SKIPTRACE_PROVIDER_URL, SKIPTRACE_PROVIDER_KEY: both are required when SKIPTRACE_PROVIDER=http');
+    throw new ConfigError(
+      'Invalid configuration:\n  SKIPTRACE_PROVIDER_URL, SKIPTRACE_PROVIDER_KEY: both are required when SKIPTRACE_PROVIDER=http',
+    );
   }
   return {
     env: e.NODE_ENV,

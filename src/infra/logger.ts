@@ -41,7 +41,10 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
           remotePort: request.socket?.remotePort,
         }),
       },
-      redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', '*.apiKey', 'apiKey', 'secret', '*.secret'], censor: '[redacted]' },
+      redact: {
+        paths: ['req.headers.authorization', 'headers.authorization', 'authorization', '*.apiKey', 'apiKey', 'secret', '*.secret'],
+        censor: '[redacted]',
+      },
     },
     destination,
   );

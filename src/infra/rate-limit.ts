@@ -26,7 +26,13 @@ const WINDOW_SECONDS = 60;
 export function createWindowLimiter(options: { name: string; limit: number; redis: Redis | null }): WindowLimiter {
   const memory = new RateLimiterMemory({ keyPrefix: options.name, points: options.limit, duration: WINDOW_SECONDS });
   const limiter: RateLimiterAbstract = options.redis
-    ? new RateLimiterRedis({ storeClient: options.redis, keyPrefix: `rl:${options.name}`, points: options.limit, duration: WINDOW_SECONDS, insuranceLimiter: memory })
+    ? new RateLimiterRedis({
+        storeClient: options.redis,
+        keyPrefix: `rl:${options.name}`,
+        points: options.limit,
+        duration: WINDOW_SECONDS,
+        insuranceLimiter: memory,
+      })
     : memory;
 
   const decision = (res: RateLimiterRes, allowed: boolean): WindowDecision => ({

@@ -17,7 +17,8 @@ export function encodeCursor(userId: string, position: FeedPosition): string {
 }
 
 export function decodeCursor(userId: string, cursor: string): FeedPosition {
-  const refuse = () => badInput('cursor is malformed or belongs to another feed.', [{ path: 'cursor', message: 'is not a cursor of this feed' }]);
+  const refuse = () =>
+    badInput('cursor is malformed or belongs to another feed.', [{ path: 'cursor', message: 'is not a cursor of this feed' }]);
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));

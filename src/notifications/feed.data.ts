@@ -196,7 +196,11 @@ async function withDeadlockRetry<T>(work: () => Promise<T>, attempts = 3): Promi
 
 /** Backdated rows already read (demo data): read when they were created. */
 export async function markSeenAtCreation(em: Em, userId: string, ids: readonly string[]): Promise<void> {
-  await em.execute(`update notifications set is_seen = true, seen_at = created_at where user_id = ? and id = any(?::uuid[])`, [userId, pgTextArray(ids)], 'run');
+  await em.execute(
+    `update notifications set is_seen = true, seen_at = created_at where user_id = ? and id = any(?::uuid[])`,
+    [userId, pgTextArray(ids)],
+    'run',
+  );
 }
 
 export async function notificationTypeCatalog(em: Em): Promise<NotificationType[]> {
@@ -205,9 +209,10 @@ export async function notificationTypeCatalog(em: Em): Promise<NotificationType[
 
 /** The catalog entries among `types`. */
 export async function knownNotificationTypes(em: Em, types: readonly string[]): Promise<Set<string>> {
-  const rows = await em.execute<{ notification_type: string }[]>(`select notification_type from notification_types where notification_type = any(?::text[])`, [
-    pgTextArray(types),
-  ]);
+  const rows = await em.execute<{ notification_type: string }[]>(
+    `select notification_type from notification_types where notification_type = any(?::text[])`,
+    [pgTextArray(types)],
+  );
   return new Set(rows.map((t) => t.notification_type));
 }
 

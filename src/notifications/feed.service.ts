@@ -44,7 +44,9 @@ function normalizeFilter(filter: FeedFilter): FeedConditions {
   const search = filter.searchTerm || null;
   // Characters, not UTF-16 units, as JSON Schema's maxLength counts them.
   if (search !== null && [...search].length > SEARCH_TERM_MAX_LENGTH) {
-    throw badInput(`searchTerm must be at most ${SEARCH_TERM_MAX_LENGTH} characters.`, [{ path: 'searchTerm', message: `must be at most ${SEARCH_TERM_MAX_LENGTH} characters` }]);
+    throw badInput(`searchTerm must be at most ${SEARCH_TERM_MAX_LENGTH} characters.`, [
+      { path: 'searchTerm', message: `must be at most ${SEARCH_TERM_MAX_LENGTH} characters` },
+    ]);
   }
   return { type, seen: filter.seen ?? null, search };
 }
@@ -54,15 +56,24 @@ export function countNotifications(sql: Sql, userId: string, notificationTypeFil
   return counterTotals(sql, userId, notificationTypeFilter || null);
 }
 
-export async function listNotifications(sql: Sql, userId: string, filter: FeedFilter & { limit?: number | null; cursor?: string | null }): Promise<FeedPage> {
+export async function listNotifications(
+  sql: Sql,
+  userId: string,
+  filter: FeedFilter & { limit?: number | null; cursor?: string | null },
+): Promise<FeedPage> {
   const limit = filter.limit ?? FEED_LIMIT.default;
   if (!Number.isInteger(limit) || limit < FEED_LIMIT.min || limit > FEED_LIMIT.max) {
-    throw badInput(`limit must be an integer from ${FEED_LIMIT.min} to ${FEED_LIMIT.max}.`, [{ path: 'limit', message: `must be between ${FEED_LIMIT.min} and ${FEED_LIMIT.max}` }]);
+    throw badInput(`limit must be an integer from ${FEED_LIMIT.min} to ${FEED_LIMIT.max}.`, [
+      { path: 'limit', message: `must be between ${FEED_LIMIT.min} and ${FEED_LIMIT.max}` },
+    ]);
   }
   const f = normalizeFilter(filter);
   const after = filter.cursor ? decodeCursor(userId, filter.cursor) : null;
 
-  const [{ notifications, more }, { total, hasUnread }] = await Promise.all([selectFeedPage(sql, userId, f, after, limit), totals(sql, userId, f)]);
+  const [{ notifications, more }, { total, hasUnread }] = await Promise.all([
+    selectFeedPage(sql, userId, f, after, limit),
+    totals(sql, userId, f),
+  ]);
   const last = notifications[notifications.length - 1];
   return { notifications, total, hasUnread, nextCursor: more && last ? encodeCursor(userId, last) : null };
 }
@@ -83,7 +94,9 @@ async function totals(sql: Sql, userId: string, f: FeedConditions) {
 /** Marks the caller's own rows; ids of other users, unknown and malformed ids are silently ignored. */
 export async function markNotifications(sql: Sql, userId: string, notificationIds: readonly string[], isSeen: boolean): Promise<number> {
   if (notificationIds.length > MARK_IDS_MAX) {
-    throw badInput(`notificationIds may hold at most ${MARK_IDS_MAX} ids.`, [{ path: 'notificationIds', message: `must hold at most ${MARK_IDS_MAX} ids` }]);
+    throw badInput(`notificationIds may hold at most ${MARK_IDS_MAX} ids.`, [
+      { path: 'notificationIds', message: `must hold at most ${MARK_IDS_MAX} ids` },
+    ]);
   }
   const ids = [...new Set(notificationIds.filter(isUuid).map((id) => id.toLowerCase()))].sort();
   if (ids.length === 0) return 0;
@@ -99,16 +112,24 @@ export type PublishNotificationInput = Omit<NewNotification, 'createdAt'> & { cr
 
 /** Inserts a batch in one statement, once every item names a catalog type and a known user. */
 export async function publishNotifications(em: Em, inputs: readonly PublishNotificationInput[]): Promise<NotificationView[]> {
-  if (inputs.length > PUBLISH_MAX) throw badInput(`input may hold at most ${PUBLISH_MAX} notifications.`, [{ path: 'input', message: `must hold at most ${PUBLISH_MAX} items` }]);
+  if (inputs.length > PUBLISH_MAX)
+    throw badInput(`input may hold at most ${PUBLISH_MAX} notifications.`, [
+      { path: 'input', message: `must hold at most ${PUBLISH_MAX} items` },
+    ]);
   if (inputs.length === 0) return [];
   const details: { path: string; message: string }[] = [];
   const [knownTypes, knownUsers] = await Promise.all([
-    knownNotificationTypes(em, inputs.map((i) => i.notificationType)),
+    knownNotificationTypes(
+      em,
+      inputs.map((i) => i.notificationType),
+    ),
     existingUserIds(em, inputs.map((i) => i.userId).filter(isUuid)),
   ]);
   inputs.forEach((input, i) => {
-    if (!knownTypes.has(input.notificationType)) details.push({ path: `input.${i}.notificationType`, message: `is not in the notification type catalog` });
-    if (!isUuid(input.userId) || !knownUsers.has(input.userId.toLowerCase())) details.push({ path: `input.${i}.userId`, message: 'is not a known user' });
+    if (!knownTypes.has(input.notificationType))
+      details.push({ path: `input.${i}.notificationType`, message: `is not in the notification type catalog` });
+    if (!isUuid(input.userId) || !knownUsers.has(input.userId.toLowerCase()))
+      details.push({ path: `input.${i}.userId`, message: 'is not a known user' });
     if (!input.title.trim()) details.push({ path: `input.${i}.title`, message: 'must not be blank' });
   });
   if (details.length) throw badInput('Some notifications cannot be published.', details);

@@ -21,7 +21,10 @@ export const NotificationSchema = defineEntity({
   name: 'Notification',
   tableName: 'notifications',
   properties: {
-    id: p.uuid().primary().onCreate(() => crypto.randomUUID()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => crypto.randomUUID()),
     userId: p.uuid(),
     notificationType: p.text(),
     isSeen: p.boolean().default(false),

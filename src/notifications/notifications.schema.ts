@@ -16,7 +16,7 @@ import {
 import type { NotificationCounts, NotificationView } from './feed.data.js';
 
 export const NotificationRef = builder.objectRef<NotificationView>('Notification').implement({
-  description: 'One item of the caller\'s bell feed.',
+  description: "One item of the caller's bell feed.",
   fields: (t) => ({
     id: t.exposeID('id'),
     notificationType: t.exposeString('notificationType'),
@@ -40,7 +40,9 @@ const NotificationPageRef = builder.objectRef<FeedPage>('NotificationPage').impl
   fields: (t) => ({
     notifications: t.field({ type: [NotificationRef], resolve: (page) => page.notifications }),
     total: t.exposeInt('total', { description: 'Rows matching all filters, over all pages.' }),
-    hasUnread: t.exposeBoolean('hasUnread', { description: 'An unread row matches the type filter and search term (the seen filter ignored).' }),
+    hasUnread: t.exposeBoolean('hasUnread', {
+      description: 'An unread row matches the type filter and search term (the seen filter ignored).',
+    }),
     nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.' }),
   }),
 });
@@ -68,18 +70,21 @@ const AvailableNotificationTypesRef = builder.objectRef<{ types: NotificationTyp
 const MarkNotificationsReadResultRef = builder.objectRef<{ updatedCount: number }>('MarkNotificationsReadResult').implement({
   fields: (t) => ({
     success: t.boolean({ resolve: () => true }),
-    updatedCount: t.exposeInt('updatedCount', { description: 'The caller\'s rows whose state changed.' }),
+    updatedCount: t.exposeInt('updatedCount', { description: "The caller's rows whose state changed." }),
   }),
 });
 
 builder.queryFields((t) => ({
   notifications: t.withAuth({ READ: true }).field({
     type: NotificationPageRef,
-    description: 'The caller\'s feed, newest first, keyset-paginated.',
+    description: "The caller's feed, newest first, keyset-paginated.",
     args: {
       notificationTypeFilter: t.arg.string({ description: 'Exact notification type; unknown values give an empty feed.' }),
       seen: t.arg.boolean({ description: 'true: read only; false: unread only; omitted: both.' }),
-      searchTerm: t.arg.string({ description: 'Case-insensitive substring of title or body.', ...constraints({ maxLength: SEARCH_TERM_MAX_LENGTH }) }),
+      searchTerm: t.arg.string({
+        description: 'Case-insensitive substring of title or body.',
+        ...constraints({ maxLength: SEARCH_TERM_MAX_LENGTH }),
+      }),
       limit: t.arg.int({ defaultValue: FEED_LIMIT.default, ...constraints({ minimum: FEED_LIMIT.min, maximum: FEED_LIMIT.max }) }),
       cursor: t.arg.string({ description: 'nextCursor of the previous page.' }),
     },
@@ -131,10 +136,13 @@ builder.mutationFields((t) => ({
   }),
   publishNotifications: t.field({
     type: [NotificationRef],
-    description: 'Adds notifications to users\' feeds (internal tools).',
+    description: "Adds notifications to users' feeds (internal tools).",
     authScopes: { platform: true },
     args: { input: t.arg({ type: [PublishNotificationInput], required: true, ...constraints({ maxItems: PUBLISH_MAX }) }) },
     resolve: (_root, args, ctx) =>
-      publishNotifications(ctx.db.em, args.input.map((input) => ({ ...input, userId: String(input.userId) }))),
+      publishNotifications(
+        ctx.db.em,
+        args.input.map((input) => ({ ...input, userId: String(input.userId) })),
+      ),
   }),
 }));

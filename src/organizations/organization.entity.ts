@@ -4,7 +4,10 @@ export const OrganizationSchema = defineEntity({
   name: 'Organization',
   tableName: 'organizations',
   properties: {
-    id: p.uuid().primary().onCreate(() => crypto.randomUUID()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => crypto.randomUUID()),
     name: p.text(),
     skipTraceEnabled: p.boolean().default(true),
     /** Written only by the credit ledger, through a conditional update (never below zero). */

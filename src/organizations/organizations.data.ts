@@ -27,7 +27,10 @@ export async function insertOrganization(em: Em, input: { name: string; skipTrac
 }
 
 /** Throws the ORM's UniqueConstraintViolationException for an email already used in the organization. */
-export async function insertUser(em: Em, input: { organization: Organization; email: string; name: string | null; role: UserRole }): Promise<User> {
+export async function insertUser(
+  em: Em,
+  input: { organization: Organization; email: string; name: string | null; role: UserRole },
+): Promise<User> {
   const user = em.create(User, input);
   await em.flush();
   return user;

@@ -62,7 +62,7 @@ builder.mutationFields((t) => ({
   setUserRole: t.field({
     type: UserRef,
     description:
-      'Lowering a role to MEMBER voids that user\'s ADMIN scope at once and removes ADMIN from the user\'s existing keys for good (a key whose only scope was ADMIN is revoked): raised to ADMIN again, the user needs a newly issued key for ADMIN.',
+      "Lowering a role to MEMBER voids that user's ADMIN scope at once and removes ADMIN from the user's existing keys for good (a key whose only scope was ADMIN is revoked): raised to ADMIN again, the user needs a newly issued key for ADMIN.",
     authScopes: { platform: true },
     args: {
       userId: t.arg.id({ required: true }),

@@ -34,18 +34,24 @@ export async function organizationOfUser(em: Em, userId: string): Promise<string
 
 export async function createOrganization(em: Em, input: { name: string; skipTraceEnabled: boolean }): Promise<Organization> {
   const name = input.name.trim();
-  if (!name || name.length > 200) throw badInput('name must be 1 to 200 characters.', [{ path: 'name', message: 'must be 1 to 200 characters' }]);
+  if (!name || name.length > 200)
+    throw badInput('name must be 1 to 200 characters.', [{ path: 'name', message: 'must be 1 to 200 characters' }]);
   return insertOrganization(em, { name, skipTraceEnabled: input.skipTraceEnabled });
 }
 
-export async function createUser(em: Em, input: { organizationId: string; email: string; name?: string | null; role: UserRole }): Promise<User> {
+export async function createUser(
+  em: Em,
+  input: { organizationId: string; email: string; name?: string | null; role: UserRole },
+): Promise<User> {
   const email = input.email.trim().toLowerCase();
-  if (!EMAIL.test(email) || email.length > 320) throw badInput('email is not a valid address.', [{ path: 'email', message: 'must be an email address' }]);
+  if (!EMAIL.test(email) || email.length > 320)
+    throw badInput('email is not a valid address.', [{ path: 'email', message: 'must be an email address' }]);
   const organization = await getOrganization(em, input.organizationId);
   try {
     return await insertUser(em, { organization, email, name: input.name?.trim() || null, role: input.role });
   } catch (error) {
-    if (error instanceof UniqueConstraintViolationException) throw new AppError('conflict', 'A user with this email already exists in the organization.');
+    if (error instanceof UniqueConstraintViolationException)
+      throw new AppError('conflict', 'A user with this email already exists in the organization.');
     throw error;
   }
 }

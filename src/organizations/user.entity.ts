@@ -7,7 +7,10 @@ export const UserSchema = defineEntity({
   name: 'User',
   tableName: 'users',
   properties: {
-    id: p.uuid().primary().onCreate(() => crypto.randomUUID()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => crypto.randomUUID()),
     organization: () => p.manyToOne(Organization).ref(),
     email: p.text(),
     name: p.text().nullable(),

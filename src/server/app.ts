@@ -42,7 +42,11 @@ export interface App {
  * Wires the service: database (migrated), Redis, schema, Yoga, routes. Listening is the caller's
  * job. `embeddedEngine`: the embedded database, if the caller has already begun starting it.
  */
-export async function buildApp(config: Config, log: pino.Logger = createLogger(config.logLevel), options: { embeddedEngine?: Promise<EmbeddedEngine> } = {}): Promise<App> {
+export async function buildApp(
+  config: Config,
+  log: pino.Logger = createLogger(config.logLevel),
+  options: { embeddedEngine?: Promise<EmbeddedEngine> } = {},
+): Promise<App> {
   const database = await openDatabase(config.database, log, options.embeddedEngine);
   // Loaded only when configured: without REDIS_URL the windows are in-process.
   const redis = config.redisUrl ? await (await import('../infra/redis.js')).connectRedis(config.redisUrl, log) : null;

@@ -50,7 +50,12 @@ export const anyCaller = (principal: Principal): principal is Caller => principa
  * its own window; anything else spends a point of its client IP's window. The caller decides
  * how to answer; the rate-limit headers are set here.
  */
-export async function admitRequest(services: Services, request: FastifyRequest, reply: FastifyReply, accepts: (principal: Principal) => principal is Caller): Promise<Admission> {
+export async function admitRequest(
+  services: Services,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  accepts: (principal: Principal) => principal is Caller,
+): Promise<Admission> {
   const principal = await authenticateRequest(services, request);
   if (!principal || !accepts(principal)) {
     const decision = await services.rateWindows.consumeForClient(request.ip);
@@ -73,7 +78,12 @@ export function credentialGuard(options: { services: Services; accepts: (princip
     const { principal, caller, decision } = await admitRequest(options.services, request, reply, options.accepts);
     if (!caller) {
       if (!decision.allowed) throw new AppError('rate_limited', 'Too many requests without a valid key; retry later.');
-      throw new AppError('invalid_key', principal && anyCaller(principal) ? 'This key cannot be used on this route.' : 'A valid API key is required (Authorization: Bearer <key>).');
+      throw new AppError(
+        'invalid_key',
+        principal && anyCaller(principal)
+          ? 'This key cannot be used on this route.'
+          : 'A valid API key is required (Authorization: Bearer <key>).',
+      );
     }
     if (!decision.allowed) throw new AppError('rate_limited', rateLimitMessage(decision));
   };

@@ -21,28 +21,110 @@ const DEMO_PROPERTIES: PropertyRecordInput[] = [
   {
     address: { line1: '123 Main St', line2: 'Apt 4', city: 'Austin', state: 'TX', zip: '78701' },
     owners: [
-      { type: 'person', firstName: 'John', middleName: 'Q', lastName: 'Smith', age: 61, phones: [{ number: '(512) 555-0100', type: 'mobile' }, { number: '512-555-0101', type: 'residential' }], emails: ['john.smith@example.com'] },
+      {
+        type: 'person',
+        firstName: 'John',
+        middleName: 'Q',
+        lastName: 'Smith',
+        age: 61,
+        phones: [
+          { number: '(512) 555-0100', type: 'mobile' },
+          { number: '512-555-0101', type: 'residential' },
+        ],
+        emails: ['john.smith@example.com'],
+      },
       { type: 'person', firstName: 'Jane', lastName: 'Smith', age: 58, phones: [{ number: '512.555.0102', type: 'mobile' }], emails: [] },
     ],
   },
   {
     address: { line1: '456 Oak Avenue', city: 'Austin', state: 'TX', zip: '78702' },
     owners: [
-      { type: 'entity', name: 'Acme Holdings LLC', persons: [{ firstName: 'Maria', lastName: 'Lopez', age: 44, phones: [{ number: '5125550103', type: 'mobile' }], emails: ['maria@acme.example'] }] },
+      {
+        type: 'entity',
+        name: 'Acme Holdings LLC',
+        persons: [
+          {
+            firstName: 'Maria',
+            lastName: 'Lopez',
+            age: 44,
+            phones: [{ number: '5125550103', type: 'mobile' }],
+            emails: ['maria@acme.example'],
+          },
+        ],
+      },
     ],
   },
   { address: { line1: '789 Pine Road', city: 'Round Rock', state: 'TX', zip: '78664' }, owners: [] },
 ];
 
 const SAMPLES: Array<Omit<PublishNotificationInput, 'userId'>> = [
-  { notificationType: 'deal_created', title: 'New deal: 123 Main St', body: 'A deal was created for 123 Main St, Austin TX.', dealId: 'deal_1001', actionType: 'open_deal', actionTargetId: 'deal_1001' },
-  { notificationType: 'deal_stage_changed', title: 'Deal moved to Under Contract', body: '456 Oak Ave moved from Offer to Under Contract.', dealId: 'deal_1002', actionType: 'open_deal', actionTargetId: 'deal_1002' },
-  { notificationType: 'contact_assigned', title: 'Contact assigned: Maria Lopez', body: 'Maria Lopez (seller lead) was assigned to you.', contactId: 'contact_2001', actionType: 'open_contact', actionTargetId: 'contact_2001' },
-  { notificationType: 'note_mention', title: 'You were mentioned in a note', body: '@you please call the owner about the 50% deposit.', noteId: 'note_3001', dealId: 'deal_1001', actionType: 'open_note', actionTargetId: 'note_3001' },
-  { notificationType: 'reply_received', title: 'Reply from John Smith', body: 'Yes, I am interested in selling. Call me after 5pm.', replyId: 'reply_4001', contactId: 'contact_2002', actionType: 'open_reply', actionTargetId: 'reply_4001' },
-  { notificationType: 'task_due_soon', title: 'Task due soon: follow up', body: 'Follow up with the buyer_agent on the inspection report.', taskId: 'task_5001', actionType: 'open_task', actionTargetId: 'task_5001' },
-  { notificationType: 'task_overdue', title: 'Task overdue: send offer', body: 'Send the offer for 789 Pine Rd.', taskId: 'task_5002', actionType: 'open_task', actionTargetId: 'task_5002' },
-  { notificationType: 'call_missed', title: 'Missed call from (512) 555-0100', body: 'Missed call from a contact.', callId: 'call_6001', contactId: 'contact_2003', actionType: 'open_call', actionTargetId: 'call_6001' },
+  {
+    notificationType: 'deal_created',
+    title: 'New deal: 123 Main St',
+    body: 'A deal was created for 123 Main St, Austin TX.',
+    dealId: 'deal_1001',
+    actionType: 'open_deal',
+    actionTargetId: 'deal_1001',
+  },
+  {
+    notificationType: 'deal_stage_changed',
+    title: 'Deal moved to Under Contract',
+    body: '456 Oak Ave moved from Offer to Under Contract.',
+    dealId: 'deal_1002',
+    actionType: 'open_deal',
+    actionTargetId: 'deal_1002',
+  },
+  {
+    notificationType: 'contact_assigned',
+    title: 'Contact assigned: Maria Lopez',
+    body: 'Maria Lopez (seller lead) was assigned to you.',
+    contactId: 'contact_2001',
+    actionType: 'open_contact',
+    actionTargetId: 'contact_2001',
+  },
+  {
+    notificationType: 'note_mention',
+    title: 'You were mentioned in a note',
+    body: '@you please call the owner about the 50% deposit.',
+    noteId: 'note_3001',
+    dealId: 'deal_1001',
+    actionType: 'open_note',
+    actionTargetId: 'note_3001',
+  },
+  {
+    notificationType: 'reply_received',
+    title: 'Reply from John Smith',
+    body: 'Yes, I am interested in selling. Call me after 5pm.',
+    replyId: 'reply_4001',
+    contactId: 'contact_2002',
+    actionType: 'open_reply',
+    actionTargetId: 'reply_4001',
+  },
+  {
+    notificationType: 'task_due_soon',
+    title: 'Task due soon: follow up',
+    body: 'Follow up with the buyer_agent on the inspection report.',
+    taskId: 'task_5001',
+    actionType: 'open_task',
+    actionTargetId: 'task_5001',
+  },
+  {
+    notificationType: 'task_overdue',
+    title: 'Task overdue: send offer',
+    body: 'Send the offer for 789 Pine Rd.',
+    taskId: 'task_5002',
+    actionType: 'open_task',
+    actionTargetId: 'task_5002',
+  },
+  {
+    notificationType: 'call_missed',
+    title: 'Missed call from (512) 555-0100',
+    body: 'Missed call from a contact.',
+    callId: 'call_6001',
+    contactId: 'contact_2003',
+    actionType: 'open_call',
+    actionTargetId: 'call_6001',
+  },
 ];
 
 /**
@@ -62,7 +144,11 @@ export async function seedDemo(em: Em): Promise<DemoSeed> {
     }));
     const published = await publishNotifications(tx, inputs);
     // A third already read, so both badge numbers show.
-    await markSeenAtCreation(tx, user.id, published.filter((_, i) => i % 3 === 0).map((n) => n.id));
+    await markSeenAtCreation(
+      tx,
+      user.id,
+      published.filter((_, i) => i % 3 === 0).map((n) => n.id),
+    );
     await importPropertyRecords(tx, DEMO_PROPERTIES);
     const skipTraceKey = await generateSkipTraceKey(tx, organization.id, PLATFORM_ISSUER);
     await skipTraceAccount.addCredits(tx, organization.id, 100, 'demo-seed');

@@ -40,7 +40,8 @@ export function createSkipTraceAdmission(config: Pick<Config['limits'], 'skipTra
       const existing = held.get(client);
       if (existing) return existing;
       const release = inFlight.tryAcquire(keyId);
-      if (!release) throw new AppError('concurrency_limit', `More than ${inFlight.max} traces in flight for this key; retry when one completes.`);
+      if (!release)
+        throw new AppError('concurrency_limit', `More than ${inFlight.max} traces in flight for this key; retry when one completes.`);
       const ticket = { release };
       held.set(client, ticket);
       // Whichever comes first; `release` is idempotent.

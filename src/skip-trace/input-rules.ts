@@ -158,7 +158,11 @@ export function checkActor(actor: TraceActorInput, path: string): ErrorDetail[] 
     checkOptionalText(details, actor[field], `${path}.${field}`, { max: TEXT_MAX_LENGTH, of: 'as given' });
   }
   if (actor.type === 'entity' && !isEntityName(actor.name)) details.push({ path: `${path}.name`, message: RULE_MESSAGES.entityName });
-  if (actor.type === 'person' && normalizePersonNamePart(actor.firstName ?? '') === '' && normalizePersonNamePart(actor.lastName ?? '') === '') {
+  if (
+    actor.type === 'person' &&
+    normalizePersonNamePart(actor.firstName ?? '') === '' &&
+    normalizePersonNamePart(actor.lastName ?? '') === ''
+  ) {
     for (const field of ACTOR_NAME_FIELDS.person) details.push({ path: `${path}.${field}`, message: RULE_MESSAGES.personName });
   }
   return details;

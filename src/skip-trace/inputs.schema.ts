@@ -25,7 +25,11 @@ export const SkipTraceAddressInput = builder.inputType('SkipTraceAddressInput', 
     line2: t.string({ description: 'Apartment, unit, suite.', ...constraints(optionalText.keywords) }),
     city: t.string({ required: true, ...constraints(requiredText.keywords, requiredText.messages) }),
     state: t.string({ required: true, description: 'Two-letter USPS code, any case.', ...constraints(state.keywords, state.messages) }),
-    zip: t.string({ required: true, description: 'Five or nine digits: 78701, 78701-1234 or 787011234.', ...constraints(zip.keywords, zip.messages) }),
+    zip: t.string({
+      required: true,
+      description: 'Five or nine digits: 78701, 78701-1234 or 787011234.',
+      ...constraints(zip.keywords, zip.messages),
+    }),
   }),
 });
 

@@ -7,7 +7,13 @@ import { skipTraceAccount } from './account/skip-trace-account.js';
 import DataLoader from 'dataloader';
 import type { Em } from '../infra/database/orm.js';
 import { isUuid } from '../common/uuid.js';
-import { activeSkipTraceKeyInfos, generateSkipTraceKey, revokeSkipTraceKey, rotateSkipTraceKey, type SkipTraceKeyInfo } from './keys/skip-trace-keys.service.js';
+import {
+  activeSkipTraceKeyInfos,
+  generateSkipTraceKey,
+  revokeSkipTraceKey,
+  rotateSkipTraceKey,
+  type SkipTraceKeyInfo,
+} from './keys/skip-trace-keys.service.js';
 import { TRACE_STATUSES, type TracedPerson } from './providers/provider.js';
 import { runSkipTrace, type SkipTraceResponse } from './skip-trace.service.js';
 import { PhoneTypeEnum, SkipTraceInput } from './inputs.schema.js';
@@ -33,7 +39,11 @@ const skipTraceKeyLoader = (em: Em) =>
   });
 
 builder.objectField(OrganizationRef, 'skipTraceKey', (t) =>
-  t.field({ type: SkipTraceKeyRef, nullable: true, resolve: (org, _args, ctx) => ctx.db.loader(SKIP_TRACE_KEY_BY_ORGANIZATION, skipTraceKeyLoader).load(org.id) }),
+  t.field({
+    type: SkipTraceKeyRef,
+    nullable: true,
+    resolve: (org, _args, ctx) => ctx.db.loader(SKIP_TRACE_KEY_BY_ORGANIZATION, skipTraceKeyLoader).load(org.id),
+  }),
 );
 
 const SkipTracePhoneRef = builder.objectRef<TracedPerson['phones'][number]>('SkipTracePhone').implement({
@@ -65,18 +75,26 @@ const SkipTraceResultRef = builder.objectRef<SkipTraceResponse>('SkipTraceResult
 builder.mutationFields((t) => ({
   skipTrace: t.withAuth({ skipTrace: true }).field({
     type: SkipTraceResultRef,
-    description: 'Traces the owners of a street address (optionally one person or entity). One credit per completed trace, cached results included.',
+    description:
+      'Traces the owners of a street address (optionally one person or entity). One credit per completed trace, cached results included.',
     args: { input: t.arg({ type: SkipTraceInput, required: true }) },
     resolve: (_root, args, ctx) =>
       runSkipTrace(
-        { em: ctx.db.em, sql: ctx.db.sql, traces: ctx.services.traces, admission: ctx.services.skipTraceAdmission, log: ctx.services.log, client: ctx.client },
+        {
+          em: ctx.db.em,
+          sql: ctx.db.sql,
+          traces: ctx.services.traces,
+          admission: ctx.services.skipTraceAdmission,
+          log: ctx.services.log,
+          client: ctx.client,
+        },
         ctx.principal,
         args.input,
       ),
   }),
   generateSkipTraceKey: t.field({
     type: IssuedKeyRef,
-    description: 'Issues the organization\'s skip trace key, shown once. CONFLICT when one is active.',
+    description: "Issues the organization's skip trace key, shown once. CONFLICT when one is active.",
     args: { organizationId: t.arg.id({ required: true }) },
     authScopes: (_root, args) => ({ platform: true, organizationAdmin: String(args.organizationId) }),
     resolve: (_root, args, ctx) => generateSkipTraceKey(ctx.db.em, String(args.organizationId), issuerOf(ctx.principal)),
@@ -108,7 +126,7 @@ builder.mutationFields((t) => ({
   }),
   setSkipTraceEnabled: t.field({
     type: OrganizationRef,
-    description: 'Whether the organization\'s plan permits skip tracing (403 feature_unavailable when not).',
+    description: "Whether the organization's plan permits skip tracing (403 feature_unavailable when not).",
     authScopes: { platform: true },
     args: { organizationId: t.arg.id({ required: true }), enabled: t.arg.boolean({ required: true }) },
     resolve: (_root, args, ctx) => skipTraceAccount.setEnabled(ctx.db.em, String(args.organizationId), args.enabled),

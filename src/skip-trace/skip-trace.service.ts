@@ -54,7 +54,10 @@ export async function runSkipTrace(
     try {
       resolved = await traces.resolve(trace.cacheKey, { requestId, address: trace.address, actor: trace.actor });
     } catch (error) {
-      if (error instanceof UnresolvableAddressError) throw new AppError('invalid_request', 'The address could not be resolved.', [{ path: 'address', message: 'could not be resolved to a property' }]);
+      if (error instanceof UnresolvableAddressError)
+        throw new AppError('invalid_request', 'The address could not be resolved.', [
+          { path: 'address', message: 'could not be resolved to a property' },
+        ]);
       throw error;
     }
     const { result, cacheHit } = resolved;
@@ -78,8 +81,8 @@ export async function runSkipTrace(
   } catch (error) {
     // Outcomes are the errors' REST names, whichever route the call came through.
     const outcome = error instanceof CallerGoneError ? CALLER_GONE : error instanceof AppError ? error.kind : 'internal_error';
-    await recordAudit(deps.sql, { id: requestId, principal, startedAt, outcome, cacheKey, cacheHit: false, charged: false }).catch((auditError) =>
-      deps.log.error({ err: auditError, requestId }, 'could not record the skip trace audit row'),
+    await recordAudit(deps.sql, { id: requestId, principal, startedAt, outcome, cacheKey, cacheHit: false, charged: false }).catch(
+      (auditError) => deps.log.error({ err: auditError, requestId }, 'could not record the skip trace audit row'),
     );
     throw error;
   }

@@ -26,7 +26,14 @@ const RELEASE_LOCK = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis
  * Redis lock elects one caller while the others wait for its cached result. A trace that outlives
  * the timeout keeps running and caches its result, so the caller's retry finds it.
  */
-export function createTraceCoordinator(options: { sql: Sql; redis: Redis | null; provider: SkipTraceProvider; log: Logger; timeoutMs: number; ttlDays: number }) {
+export function createTraceCoordinator(options: {
+  sql: Sql;
+  redis: Redis | null;
+  provider: SkipTraceProvider;
+  log: Logger;
+  timeoutMs: number;
+  ttlDays: number;
+}) {
   const { sql, redis, provider, log } = options;
   const inFlight = new Map<string, Promise<ResolvedTrace>>();
   const lockTtlMs = Math.max(60_000, options.timeoutMs * 4);
@@ -85,7 +92,16 @@ export function createTraceCoordinator(options: { sql: Sql; redis: Redis | null;
 
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new AppError('timeout', `The trace did not complete within ${Math.round(options.timeoutMs / 1000)} s; retry to get its result.`)), options.timeoutMs);
+        timer = setTimeout(
+          () =>
+            reject(
+              new AppError(
+                'timeout',
+                `The trace did not complete within ${Math.round(options.timeoutMs / 1000)} s; retry to get its result.`,
+              ),
+            ),
+          options.timeoutMs,
+        );
       });
       try {
         return await Promise.race([shared, timeout]);

@@ -24,6 +24,12 @@ export function validateTraceInput(input: SkipTraceInput): ValidTrace {
 
   const { actor } = input;
   const address = standardizeAddress({ ...input.address, state: input.address.state.trim().toUpperCase() });
-  const normalized = normalizeActor(actor ? (actor.type === 'person' ? { type: 'person', firstName: actor.firstName, lastName: actor.lastName } : { type: 'entity', name: actor.name }) : null);
+  const normalized = normalizeActor(
+    actor
+      ? actor.type === 'person'
+        ? { type: 'person', firstName: actor.firstName, lastName: actor.lastName }
+        : { type: 'entity', name: actor.name }
+      : null,
+  );
   return { address, actor: normalized, cacheKey: traceCacheKey(address, normalized) };
 }

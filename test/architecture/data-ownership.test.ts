@@ -38,7 +38,21 @@ const COLUMN_OWNERS: Record<string, { owner: string; columns: string[] }> = {
 };
 
 /** The words such a statement may hold besides the owned columns, `id` and the table itself. */
-const PLAIN_STATEMENT_WORDS = new Set(['select', 'from', 'where', 'and', 'or', 'not', 'update', 'set', 'for', 'share', 'returning', 'is', 'null']);
+const PLAIN_STATEMENT_WORDS = new Set([
+  'select',
+  'from',
+  'where',
+  'and',
+  'or',
+  'not',
+  'update',
+  'set',
+  'for',
+  'share',
+  'returning',
+  'is',
+  'null',
+]);
 
 interface Mention {
   file: string;
@@ -59,7 +73,8 @@ function literals(path: string, text: string): string[] {
   const found: string[] = [];
   const visit = (node: ts.Node) => {
     if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) found.push(node.text);
-    else if (ts.isTemplateExpression(node)) found.push(node.head.text + node.templateSpans.map((span) => ` ? ${span.literal.text}`).join(''));
+    else if (ts.isTemplateExpression(node))
+      found.push(node.head.text + node.templateSpans.map((span) => ` ? ${span.literal.text}`).join(''));
     node.forEachChild(visit);
   };
   visit(ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true));
@@ -119,7 +134,10 @@ describe('data ownership', () => {
       // Comments and code are not SQL texts (every string literal is, even prose: a false alarm there is cheap).
       { file: 'src/server/v.ts', text: '// update users set role\nconst users = await usersOf(from, into);' },
       // The skip trace domain names organizations for its own columns only, and no one else names those.
-      { file: 'src/skip-trace/a.ts', text: 'tx.execute(`update organizations set skip_trace_credits = skip_trace_credits - 1 where id = ? and skip_trace_credits > 0`);' },
+      {
+        file: 'src/skip-trace/a.ts',
+        text: 'tx.execute(`update organizations set skip_trace_credits = skip_trace_credits - 1 where id = ? and skip_trace_credits > 0`);',
+      },
       { file: 'src/skip-trace/b.ts', text: 'em.execute(`select skip_trace_enabled, skip_trace_credits from organizations where id = ?`);' },
       { file: 'src/skip-trace/c.ts', text: 'em.execute(`select name, skip_trace_credits from organizations where id = ?`);' },
       { file: 'src/organizations/d.ts', text: 'em.execute(`update organizations set skip_trace_enabled = false where id = ?`);' },
@@ -136,7 +154,11 @@ describe('data ownership', () => {
 
   it('holds in src/, but for the listed exceptions', () => {
     const allowed = new Set(EXCEPTIONS.map(key));
-    expect(violations(sourceFiles()).map(key).filter((mention) => !allowed.has(mention))).toEqual([]);
+    expect(
+      violations(sourceFiles())
+        .map(key)
+        .filter((mention) => !allowed.has(mention)),
+    ).toEqual([]);
   });
 
   it('lists no exception that no longer occurs', () => {

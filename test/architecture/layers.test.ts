@@ -41,7 +41,9 @@ function layerOf(file: string): number {
 /** Relative imports of a file, `import type` and `declare module` included, as repository paths. */
 function importsOf(file: string): string[] {
   const text = readFileSync(join(root, file), 'utf8');
-  const specifiers = [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|\bdeclare module\s+|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)].map((m) => m[1]);
+  const specifiers = [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|\bdeclare module\s+|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)].map(
+    (m) => m[1],
+  );
   return specifiers.map((specifier) => relative(root, join(root, dirname(file), specifier)).replace(/\.js$/, '.ts'));
 }
 
@@ -58,7 +60,8 @@ describe('layers', () => {
       if (ALLOWED_UPWARD[file]) continue;
       for (const target of importsOf(file)) {
         if (!target.startsWith('src/')) continue;
-        if (layerOf(target) > layerOf(file)) upward.push(`${file} (${LAYERS[layerOf(file)].name}) imports ${target} (${LAYERS[layerOf(target)].name})`);
+        if (layerOf(target) > layerOf(file))
+          upward.push(`${file} (${LAYERS[layerOf(file)].name}) imports ${target} (${LAYERS[layerOf(target)].name})`);
       }
     }
     expect(upward).toEqual([]);

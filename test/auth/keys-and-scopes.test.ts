@@ -58,7 +58,9 @@ describe('ADMIN scope and roles', () => {
 
   it('voids the ADMIN scope at once when the role is lowered, and for good: raised again, the old key stays without ADMIN', async () => {
     const admin = await service.provision({ role: 'ADMIN', scopes: ['READ', 'ADMIN'] });
-    const adminOnly = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [ADMIN]) { id secret } }`, { u: admin.userId });
+    const adminOnly = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [ADMIN]) { id secret } }`, {
+      u: admin.userId,
+    });
     expect((await service.graphql(orgQuery, { id: admin.organizationId }, admin.key)).body.data.organization).not.toBeNull();
     await service.graphql(`mutation($u: ID!) { setUserRole(userId: $u, role: MEMBER) { role } }`, { u: admin.userId });
     const lowered = await service.graphql(orgQuery, { id: admin.organizationId }, admin.key);
@@ -73,8 +75,12 @@ describe('ADMIN scope and roles', () => {
     // A key whose only scope was ADMIN was revoked with the demotion.
     expect((await service.graphql(`{ __typename }`, {}, adminOnly.body.data.createApiKey.secret)).status).toBe(401);
     // A newly issued key carries ADMIN again.
-    const fresh = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ, ADMIN]) { secret } }`, { u: admin.userId });
-    expect((await service.graphql(orgQuery, { id: admin.organizationId }, fresh.body.data.createApiKey.secret)).body.data.organization.id).toBe(admin.organizationId);
+    const fresh = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ, ADMIN]) { secret } }`, {
+      u: admin.userId,
+    });
+    expect(
+      (await service.graphql(orgQuery, { id: admin.organizationId }, fresh.body.data.createApiKey.secret)).body.data.organization.id,
+    ).toBe(admin.organizationId);
   });
 
   it('never leaves ADMIN on a key issued while its user is being lowered (createApiKey racing setUserRole)', async () => {
@@ -98,25 +104,45 @@ describe('ADMIN scope and roles', () => {
     const stranger = await service.provision();
     for (const target of [colleague, colleagueAdmin, stranger]) {
       for (const scopes of [['READ'], ['READ', 'WRITE'], ['ADMIN']]) {
-        const refused = await service.graphql(`mutation($u: ID!, $s: [Scope!]!) { createApiKey(userId: $u, scopes: $s) { id } }`, { u: target.userId, s: scopes }, admin.key);
-        expect({ target: target.userId, scopes, code: refused.body.errors?.[0].extensions.code }).toEqual({ target: target.userId, scopes, code: 'FORBIDDEN' });
+        const refused = await service.graphql(
+          `mutation($u: ID!, $s: [Scope!]!) { createApiKey(userId: $u, scopes: $s) { id } }`,
+          { u: target.userId, s: scopes },
+          admin.key,
+        );
+        expect({ target: target.userId, scopes, code: refused.body.errors?.[0].extensions.code }).toEqual({
+          target: target.userId,
+          scopes,
+          code: 'FORBIDDEN',
+        });
       }
       const keys = await service.sql('select id from api_keys where user_id = ?', [target.userId]);
       expect(keys.map((k) => k.id)).toEqual([target.keyId]);
     }
-    const own = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ, WRITE]) { id secret createdBy } }`, { u: admin.userId.toUpperCase() }, admin.key);
+    const own = await service.graphql(
+      `mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ, WRITE]) { id secret createdBy } }`,
+      { u: admin.userId.toUpperCase() },
+      admin.key,
+    );
     expect(own.body.data.createApiKey.createdBy).toBe(admin.keyId);
-    expect((await service.sql('select created_by from api_keys where id = ?', [own.body.data.createApiKey.id]))[0].created_by).toBe(admin.keyId);
+    expect((await service.sql('select created_by from api_keys where id = ?', [own.body.data.createApiKey.id]))[0].created_by).toBe(
+      admin.keyId,
+    );
     expect((await service.call(own.body.data.createApiKey.secret, list)).status).toBe(200);
     // A READ/WRITE key may not issue keys, not even for its own user.
-    const unscoped = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { id } }`, { u: colleague.userId }, colleague.key);
+    const unscoped = await service.graphql(
+      `mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { id } }`,
+      { u: colleague.userId },
+      colleague.key,
+    );
     expect(unscoped.body.errors[0].extensions.code).toBe('FORBIDDEN');
   });
 
   it('records platform as the issuer of keys issued with the platform token', async () => {
     const user = await service.provision();
     expect((await service.sql('select created_by from api_keys where id = ?', [user.keyId]))[0].created_by).toBe('platform');
-    const issued = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { createdBy } }`, { u: user.userId });
+    const issued = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { createdBy } }`, {
+      u: user.userId,
+    });
     expect(issued.body.data.createApiKey.createdBy).toBe('platform');
   });
 
@@ -157,13 +183,18 @@ describe('platform principal', () => {
     const org = await service.graphql(`mutation { createOrganization(name: "Acme") { id name skipTraceEnabled skipTraceCredits } }`);
     expect(org.body.data.createOrganization).toMatchObject({ name: 'Acme', skipTraceEnabled: true, skipTraceCredits: 0 });
     const id = org.body.data.createOrganization.id;
-    const user = await service.graphql(`mutation($o: ID!) { createUser(organizationId: $o, email: "A@Example.com", name: "A") { organizationId email name role } }`, { o: id });
+    const user = await service.graphql(
+      `mutation($o: ID!) { createUser(organizationId: $o, email: "A@Example.com", name: "A") { organizationId email name role } }`,
+      { o: id },
+    );
     expect(user.body.data.createUser).toEqual({ organizationId: id, email: 'a@example.com', name: 'A', role: 'MEMBER' });
     const dup = await service.graphql(`mutation($o: ID!) { createUser(organizationId: $o, email: "a@example.com") { id } }`, { o: id });
     expect(dup.body.errors[0].extensions.code).toBe('CONFLICT');
     const badEmail = await service.graphql(`mutation($o: ID!) { createUser(organizationId: $o, email: "nope") { id } }`, { o: id });
     expect(badEmail.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
-    const noOrg = await service.graphql(`mutation { createUser(organizationId: "00000000-0000-4000-8000-000000000000", email: "x@y.z") { id } }`);
+    const noOrg = await service.graphql(
+      `mutation { createUser(organizationId: "00000000-0000-4000-8000-000000000000", email: "x@y.z") { id } }`,
+    );
     expect(noOrg.body.errors[0].extensions.code).toBe('NOT_FOUND');
     const missing = await service.graphql(`query { organization(id: "00000000-0000-4000-8000-000000000000") { id } }`);
     expect(missing.body.data.organization).toBeNull();

@@ -25,11 +25,19 @@ let organizationId: string;
 let skipTraceKey: string;
 
 beforeAll(async () => {
-  service = await startService({ GATEWAY_RATE_LIMIT_PER_MIN: '1000000', SKIPTRACE_RATE_LIMIT_PER_MIN: '1000000', SKIPTRACE_MAX_IN_FLIGHT: String(MAX_IN_FLIGHT) });
+  service = await startService({
+    GATEWAY_RATE_LIMIT_PER_MIN: '1000000',
+    SKIPTRACE_RATE_LIMIT_PER_MIN: '1000000',
+    SKIPTRACE_MAX_IN_FLIGHT: String(MAX_IN_FLIGHT),
+  });
   reader = await service.provision({ scopes: ['READ'] });
-  organizationId = (await service.graphql(`mutation($n: String!) { createOrganization(name: $n) { id } }`, { n: `Fuzz ${randomUUID()}` })).body.data.createOrganization.id;
-  await service.graphql(`mutation($o: ID!) { addSkipTraceCredits(organizationId: $o, amount: 100000, reference: "fuzz") { id } }`, { o: organizationId });
-  skipTraceKey = (await service.graphql(`mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: organizationId })).body.data.generateSkipTraceKey.secret;
+  organizationId = (await service.graphql(`mutation($n: String!) { createOrganization(name: $n) { id } }`, { n: `Fuzz ${randomUUID()}` }))
+    .body.data.createOrganization.id;
+  await service.graphql(`mutation($o: ID!) { addSkipTraceCredits(organizationId: $o, amount: 100000, reference: "fuzz") { id } }`, {
+    o: organizationId,
+  });
+  skipTraceKey = (await service.graphql(`mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: organizationId }))
+    .body.data.generateSkipTraceKey.secret;
   await service.graphql(`mutation($i: [PropertyRecordInput!]!) { importPropertyRecords(input: $i) { imported } }`, {
     i: [{ address: ADDRESS, owners: [{ type: 'person', firstName: 'Ann', lastName: 'Lee' }] }],
   });
@@ -37,7 +45,11 @@ beforeAll(async () => {
 afterAll(() => service?.close());
 
 const postGraphql = (query: string) =>
-  service.request('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${reader.key}` }, body: JSON.stringify({ query }) });
+  service.request('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${reader.key}` },
+    body: JSON.stringify({ query }),
+  });
 
 async function expectServing() {
   expect((await service.call(reader.key, { operationId: 'getNotificationCounts' })).status).toBe(200);
@@ -61,7 +73,10 @@ const introspectionDocument = fc
   .record({
     aliases: fc.integer({ min: 1, max: 15 }),
     root: fc.constantFrom('schema', 'type'),
-    fragments: fc.array(fc.array(fc.integer({ min: 0, max: POSITIONS.length - 1 }), { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 6 }),
+    fragments: fc.array(fc.array(fc.integer({ min: 0, max: POSITIONS.length - 1 }), { minLength: 1, maxLength: 4 }), {
+      minLength: 1,
+      maxLength: 6,
+    }),
   })
   .map(({ aliases, root, fragments }) => {
     const selection = root === 'schema' ? '__schema { types { ...F0 } }' : '__type(name: "Query") { ...F0 }';
@@ -78,10 +93,16 @@ const feedDocument = fc
   .record({
     aliases: fc.integer({ min: 1, max: 15 }),
     limit: fc.integer({ min: 1, max: 50 }),
-    fields: fc.subarray(['id', 'notificationType', 'isSeen', 'title', 'body', 'createdAt', 'seenAt', 'contactId', 'dealId', 'noteId', 'taskId'], { minLength: 1 }),
+    fields: fc.subarray(
+      ['id', 'notificationType', 'isSeen', 'title', 'body', 'createdAt', 'seenAt', 'contactId', 'dealId', 'noteId', 'taskId'],
+      { minLength: 1 },
+    ),
     name: fc.uuid().map((u) => u.replace(/-/g, '')),
   })
-  .map(({ aliases, limit, fields, name }) => `query Q${name} { ${Array.from({ length: aliases }, (_, a) => `p${a}: notifications(limit: ${limit}) { total notifications { ${fields.join(' ')} } }`).join(' ')} }`);
+  .map(
+    ({ aliases, limit, fields, name }) =>
+      `query Q${name} { ${Array.from({ length: aliases }, (_, a) => `p${a}: notifications(limit: ${limit}) { total notifications { ${fields.join(' ')} } }`).join(' ')} }`,
+  );
 
 describe('attack shapes under fuzzing', () => {
   it(
@@ -130,7 +151,10 @@ describe('attack shapes under fuzzing', () => {
       // Requests sent in full and then dropped: the server may have written the whole 200 before the
       // drop (delivered, so charged) or not (reversed); the client cannot tell which.
       let ambiguous = 0;
-      const [{ credits: before }] = await service.sql<{ credits: number }>(`select skip_trace_credits as credits from organizations where id = ?`, [organizationId]);
+      const [{ credits: before }] = await service.sql<{ credits: number }>(
+        `select skip_trace_credits as credits from organizations where id = ?`,
+        [organizationId],
+      );
       const plan = fc.record({
         // How much of the request is sent before the client goes away (the whole of it, or part).
         sent: fc.oneof(fc.constant(Infinity), fc.integer({ min: 0, max: body.length + 200 })),
@@ -163,7 +187,19 @@ describe('attack shapes under fuzzing', () => {
           delivered += read.filter(Boolean).length;
           ambiguous += plans.filter((p, i) => !read[i] && p.sent === Infinity).length;
           // No slot leaked: the key answers at once.
-          await expect.poll(async () => (await service.request('/api/v1/skiptrace', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${skipTraceKey}` }, body })).status, { timeout: 5000 }).toBe(200);
+          await expect
+            .poll(
+              async () =>
+                (
+                  await service.request('/api/v1/skiptrace', {
+                    method: 'POST',
+                    headers: { 'content-type': 'application/json', authorization: `Bearer ${skipTraceKey}` },
+                    body,
+                  })
+                ).status,
+              { timeout: 5000 },
+            )
+            .toBe(200);
           delivered++;
         }),
         { ...LIMITS, numRuns: runs(25) },
@@ -181,10 +217,15 @@ describe('attack shapes under fuzzing', () => {
       };
       // Settled: the balance, the ledger and the audit agree, every trace read in full is charged,
       // and nothing else is, beyond the requests whose delivery the client cannot know.
-      await expect.poll(async () => {
-        const { credits, charges, charged } = await ledger();
-        return credits === before - charges && charged === charges && charges >= delivered && charges <= delivered + ambiguous;
-      }, { timeout: 10_000 }).toBe(true);
+      await expect
+        .poll(
+          async () => {
+            const { credits, charges, charged } = await ledger();
+            return credits === before - charges && charged === charges && charges >= delivered && charges <= delivered + ambiguous;
+          },
+          { timeout: 10_000 },
+        )
+        .toBe(true);
       const { charges } = await ledger();
       console.info(`abort fuzz: ${delivered} traces read in full, ${ambiguous} dropped after sending in full, ${charges} charged`);
     },

@@ -55,17 +55,29 @@ let skipTraceKey: string;
 const counts = { requests: 0, byStatus: {} as Record<number, number> };
 
 beforeAll(async () => {
-  service = await startService({ GATEWAY_RATE_LIMIT_PER_MIN: '1000000', SKIPTRACE_RATE_LIMIT_PER_MIN: '1000000', SKIPTRACE_MAX_IN_FLIGHT: '1000' });
+  service = await startService({
+    GATEWAY_RATE_LIMIT_PER_MIN: '1000000',
+    SKIPTRACE_RATE_LIMIT_PER_MIN: '1000000',
+    SKIPTRACE_MAX_IN_FLIGHT: '1000',
+  });
   user = await service.provision({ scopes: ['READ', 'WRITE'] });
   ids = await publish(
     service,
     user.userId,
-    Array.from({ length: 12 }, (_, i) => ({ title: `Fuzz ${i} %_\\'`, body: `body ${i}`, notificationType: i % 2 ? 'task_overdue' : 'deal_created' })),
+    Array.from({ length: 12 }, (_, i) => ({
+      title: `Fuzz ${i} %_\\'`,
+      body: `body ${i}`,
+      notificationType: i % 2 ? 'task_overdue' : 'deal_created',
+    })),
   );
   const org = await service.graphql(`mutation($name: String!) { createOrganization(name: $name) { id } }`, { name: `Fuzz ${user.userId}` });
   const organizationId = org.body.data.createOrganization.id;
-  await service.graphql(`mutation($org: ID!) { addSkipTraceCredits(organizationId: $org, amount: 10, reference: "fuzz") { id } }`, { org: organizationId });
-  skipTraceKey = (await service.graphql(`mutation($org: ID!) { generateSkipTraceKey(organizationId: $org) { secret } }`, { org: organizationId })).body.data.generateSkipTraceKey.secret;
+  await service.graphql(`mutation($org: ID!) { addSkipTraceCredits(organizationId: $org, amount: 10, reference: "fuzz") { id } }`, {
+    org: organizationId,
+  });
+  skipTraceKey = (
+    await service.graphql(`mutation($org: ID!) { generateSkipTraceKey(organizationId: $org) { secret } }`, { org: organizationId })
+  ).body.data.generateSkipTraceKey.secret;
   const page = await service.call(user.key, { operationId: 'listNotifications', variables: { limit: 3 } });
   validCursor = page.body.data.nextCursor;
   expect(typeof validCursor).toBe('string');
@@ -160,7 +172,12 @@ function rawRequest(request: Buffer): Promise<HttpResult> {
       const text = Buffer.concat(chunks).toString('latin1');
       const [head, ...rest] = text.split('\r\n\r\n');
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
-      const headers = new Headers(head.split('\r\n').slice(1).map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()] as [string, string]));
+      const headers = new Headers(
+        head
+          .split('\r\n')
+          .slice(1)
+          .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()] as [string, string]),
+      );
       const body = rest.join('\r\n\r\n');
       let json: unknown;
       try {
@@ -181,7 +198,35 @@ function rawRequest(request: Buffer): Promise<HttpResult> {
 // Arbitraries
 
 /** Characters that break naive SQL, LIKE, JSON, terminals, bidi, UTF-16. */
-const nastyChar = fc.constantFrom('%', '_', '\\', "'", '"', ';', '--', '/*', '\u0001', '\u001b', '\u007f', '\u0085', '\u2028', '\u202e', '\ufeff', '\ufffd', '\ud800', '\udfff', '😀', 'é', 'ß', 'İ', ' ', '\t', '\n', '{', '[');
+const nastyChar = fc.constantFrom(
+  '%',
+  '_',
+  '\\',
+  "'",
+  '"',
+  ';',
+  '--',
+  '/*',
+  '\u0001',
+  '\u001b',
+  '\u007f',
+  '\u0085',
+  '\u2028',
+  '\u202e',
+  '\ufeff',
+  '\ufffd',
+  '\ud800',
+  '\udfff',
+  '😀',
+  'é',
+  'ß',
+  'İ',
+  ' ',
+  '\t',
+  '\n',
+  '{',
+  '[',
+);
 const weirdString = fc.oneof(
   fc.string(),
   fc.string({ unit: 'binary' }),
@@ -191,7 +236,25 @@ const weirdString = fc.oneof(
   fc.integer({ min: 195, max: 205 }).chain((n) => fc.constantFrom('x'.repeat(n), '😀'.repeat(n), 'é'.repeat(n))),
   // Around the 64 KiB body limit.
   fc.integer({ min: 64 * 1024 - 120, max: 64 * 1024 + 10 }).map((n) => 'y'.repeat(n)),
-  fc.constantFrom('', ' ', '\u0000', 'a\u0000b', 'null', '0', '-1', 'true', '[]', '{}', "' or 1=1 --", "'; drop table notifications; --", '%', '_', '\\', '__proto__', 'constructor'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    'a\u0000b',
+    'null',
+    '0',
+    '-1',
+    'true',
+    '[]',
+    '{}',
+    "' or 1=1 --",
+    "'; drop table notifications; --",
+    '%',
+    '_',
+    '\\',
+    '__proto__',
+    'constructor',
+  ),
 );
 const weirdValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(
@@ -216,7 +279,9 @@ const variableValue: Record<string, fc.Arbitrary<unknown>> = {
   cursor: fc.oneof(fc.constant('CURSOR'), weirdValue),
   notificationIds: fc.oneof(
     fc.array(fc.oneof(fc.constantFrom('ID'), fc.uuid(), weirdString), { maxLength: 8 }),
-    fc.integer({ min: 495, max: 505 }).map((n) => Array.from({ length: n }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)),
+    fc
+      .integer({ min: 495, max: 505 })
+      .map((n) => Array.from({ length: n }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)),
     weirdValue,
   ),
   isSeen: fc.oneof(fc.boolean(), weirdValue),
@@ -236,7 +301,10 @@ const operationVariables = fc
     fc.dictionary(fc.oneof(fc.string(), fc.constantFrom(...VARIABLE_NAMES)), weirdValue, { maxKeys: 2 }),
     fc.boolean(),
   )
-  .map(([operationId, typed, extra, addExtra]) => ({ operationId, variables: resolve(addExtra ? { ...typed, ...extra } : typed) as Record<string, unknown> }));
+  .map(([operationId, typed, extra, addExtra]) => ({
+    operationId,
+    variables: resolve(addExtra ? { ...typed, ...extra } : typed) as Record<string, unknown>,
+  }));
 
 // ---------------------------------------------------------------------------
 
@@ -269,10 +337,17 @@ describe('POST /api/v1/call under fuzzing', () => {
     `bodies of random shape around operationId and variables (${RUNS.shape * BATCH} inputs)`,
     async () => {
       const body = fc.record(
-        { operationId: fc.oneof(fc.constantFrom(...OPERATIONS, 'listnotifications', ' listNotifications', '__proto__'), weirdValue), variables: weirdValue, extra: weirdValue },
+        {
+          operationId: fc.oneof(fc.constantFrom(...OPERATIONS, 'listnotifications', ' listNotifications', '__proto__'), weirdValue),
+          variables: weirdValue,
+          extra: weirdValue,
+        },
         { requiredKeys: [] },
       );
-      await fc.assert(fc.asyncProperty(fc.array(body, { minLength: BATCH, maxLength: BATCH }), (bodies) => batch(bodies, (b) => call(JSON.stringify(b)))), { ...LIMITS, numRuns: RUNS.shape });
+      await fc.assert(
+        fc.asyncProperty(fc.array(body, { minLength: BATCH, maxLength: BATCH }), (bodies) => batch(bodies, (b) => call(JSON.stringify(b)))),
+        { ...LIMITS, numRuns: RUNS.shape },
+      );
     },
     TIMEOUT,
   );
@@ -307,7 +382,13 @@ describe('POST /api/v1/call under fuzzing', () => {
         fc.string({ unit: 'binary' }),
         fc.base64String(),
         fc.jsonValue().map(json),
-        fc.tuple(fc.oneof(fc.integer(), fc.double(), fc.constantFrom(8.64e15 + 1, -8.64e15 - 1, 2 ** 53)), fc.oneof(fc.uuid(), fc.string()), fc.oneof(fc.string(), fc.base64String({ maxLength: 12 }))).map(json),
+        fc
+          .tuple(
+            fc.oneof(fc.integer(), fc.double(), fc.constantFrom(8.64e15 + 1, -8.64e15 - 1, 2 ** 53)),
+            fc.oneof(fc.uuid(), fc.string()),
+            fc.oneof(fc.string(), fc.base64String({ maxLength: 12 })),
+          )
+          .map(json),
         // A real cursor with one character changed, truncated or extended.
         fc.tuple(fc.nat(), fc.constantFrom('A', '-', '_', '=', '.', '\u0000', '😀', '')).map(([i, c]) => {
           const at = i % validCursor.length;
@@ -322,7 +403,11 @@ describe('POST /api/v1/call under fuzzing', () => {
             (c, result) => {
               const where = `${JSON.stringify(c)} → ${result.text.slice(0, 300)}`;
               expect([200, 422], where).toContain(result.status);
-              if (result.status === 422 && !c.includes('\u0000')) expect(result.body.error.details?.map((d: { path: string }) => d.path), where).toContain('cursor');
+              if (result.status === 422 && !c.includes('\u0000'))
+                expect(
+                  result.body.error.details?.map((d: { path: string }) => d.path),
+                  where,
+                ).toContain('cursor');
             },
           ),
         ),
@@ -341,15 +426,34 @@ describe('POST /api/v1/call under fuzzing', () => {
       const storable = (n: number) => Number.isSafeInteger(n) && n >= earliest && n <= latest;
       // JSON texts, so that numbers JSON.stringify cannot write (1e400, 1E20, -0.0000001) are sent too.
       const badTime = fc.oneof(
-        fc.maxSafeInteger().filter((n) => !storable(n)).map(String),
+        fc
+          .maxSafeInteger()
+          .filter((n) => !storable(n))
+          .map(String),
         fc.constantFrom(8.64e15, -8.64e15, 1e15, -1e15, latest + 1, earliest - 1, 2 ** 53, -(2 ** 53), 1e308, -1e308).map(String),
-        fc.double().filter((n) => !storable(n)).map((n) => JSON.stringify(n)),
+        fc
+          .double()
+          .filter((n) => !storable(n))
+          .map((n) => JSON.stringify(n)),
         fc.constantFrom('1e400', '-1e400', '1E20', '8640000000000001', '0.5', '-0.0000001', '253402300800000'),
-        fc.oneof(fc.string(), fc.constantFrom('NaN', 'Infinity', '-Infinity', '1e400', '0'), fc.constantFrom(null, true, [], {}, [0])).map((v) => JSON.stringify(v)),
+        fc
+          .oneof(fc.string(), fc.constantFrom('NaN', 'Infinity', '-Infinity', '1e400', '0'), fc.constantFrom(null, true, [], {}, [0]))
+          .map((v) => JSON.stringify(v)),
       );
       const goodTime = fc.integer({ min: earliest, max: latest }).map(String);
-      const badId = fc.oneof(fc.string().filter((s) => !UUID.test(s)), fc.integer(), fc.double(), fc.constant(null)).map((v) => JSON.stringify(v));
-      const anyId = fc.oneof(fc.constant(JSON.stringify(realId)), fc.uuid().map((u) => JSON.stringify(u)), badId);
+      const badId = fc
+        .oneof(
+          fc.string().filter((s) => !UUID.test(s)),
+          fc.integer(),
+          fc.double(),
+          fc.constant(null),
+        )
+        .map((v) => JSON.stringify(v));
+      const anyId = fc.oneof(
+        fc.constant(JSON.stringify(realId)),
+        fc.uuid().map((u) => JSON.stringify(u)),
+        badId,
+      );
       const reencoded = fc
         .oneof(fc.tuple(badTime, anyId), fc.tuple(fc.oneof(goodTime, badTime), badId))
         .map(([time, id]) => Buffer.from(`[${time},${id},${JSON.stringify(tag)}]`).toString('base64url'));
@@ -361,7 +465,10 @@ describe('POST /api/v1/call under fuzzing', () => {
             (c, result) => {
               const where = `${Buffer.from(c, 'base64url').toString('utf8')} → ${result.text.slice(0, 300)}`;
               expect(result.status, where).toBe(422);
-              expect(result.body.error.details?.map((d: { path: string }) => d.path), where).toContain('cursor');
+              expect(
+                result.body.error.details?.map((d: { path: string }) => d.path),
+                where,
+              ).toContain('cursor');
             },
           ),
         ),
@@ -375,28 +482,70 @@ describe('POST /api/v1/call under fuzzing', () => {
     `arbitrary Authorization, Content-Type and X-Request-Id headers (${RUNS.headers * BATCH} inputs)`,
     async () => {
       // fetch only sends header values made of bytes 0x20–0xFF (and tab); the raw-socket property below covers the rest.
-      const headerText = fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength: 80 });
-      const base62 = fc.string({ unit: fc.constantFrom(...'0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'), minLength: 40, maxLength: 40 });
+      const headerText = fc.string({
+        unit: fc
+          .integer({ min: 0x20, max: 0xff })
+          .filter((c) => c !== 0x7f)
+          .map((c) => String.fromCharCode(c)),
+        maxLength: 80,
+      });
+      const base62 = fc.string({
+        unit: fc.constantFrom(...'0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'),
+        minLength: 40,
+        maxLength: 40,
+      });
       const authorization = fc.oneof(
-        fc.constantFrom('KEY', 'bearer KEY', 'BEARER KEY', 'Bearer   KEY', 'Bearer KEYx', 'Bearer KEY KEY', 'Basic KEY', 'Bearer', 'Bearer ', '', 'PLATFORM', 'Bearer PLATFORM'),
+        fc.constantFrom(
+          'KEY',
+          'bearer KEY',
+          'BEARER KEY',
+          'Bearer   KEY',
+          'Bearer KEYx',
+          'Bearer KEY KEY',
+          'Basic KEY',
+          'Bearer',
+          'Bearer ',
+          '',
+          'PLATFORM',
+          'Bearer PLATFORM',
+        ),
         base62.map((s) => `Bearer gk_${s}`),
         base62.map((s) => `Bearer stk_${s}`),
         headerText,
         headerText.map((s) => `Bearer ${s}`),
       );
       const contentType = fc.oneof(
-        fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'application/graphql', '*/*', ''),
+        fc.constantFrom(
+          'application/json',
+          'application/json; charset=utf-8',
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=x',
+          'application/json; charset=utf-16',
+          'application/graphql',
+          '*/*',
+          '',
+        ),
         headerText,
       );
       const requestId = fc.oneof(fc.stringMatching(/^[A-Za-z0-9._-]{1,64}$/), fc.stringMatching(/^[A-Za-z0-9._-]{65,70}$/), headerText);
-      const headers = fc.record({ authorization, contentType, requestId, body: fc.constantFrom('{"operationId":"getNotificationCounts"}', '{"operationId":"listNotifications","variables":{"limit":1}}') });
+      const headers = fc.record({
+        authorization,
+        contentType,
+        requestId,
+        body: fc.constantFrom('{"operationId":"getNotificationCounts"}', '{"operationId":"listNotifications","variables":{"limit":1}}'),
+      });
       await fc.assert(
         fc.asyncProperty(fc.array(headers, { minLength: BATCH, maxLength: BATCH }), (inputs) =>
           batch(
             inputs,
             (h) => {
               const auth = h.authorization.replace(/PLATFORM/g, service.platformToken).replace(/KEY/g, user.key);
-              return service.request('/api/v1/call', { method: 'POST', headers: { authorization: auth, 'content-type': h.contentType, 'x-request-id': h.requestId }, body: h.body });
+              return service.request('/api/v1/call', {
+                method: 'POST',
+                headers: { authorization: auth, 'content-type': h.contentType, 'x-request-id': h.requestId },
+                body: h.body,
+              });
             },
             (h, result) => {
               const where = `${JSON.stringify(h)} → ${result.status} ${result.text.slice(0, 200)}`;
@@ -422,17 +571,33 @@ describe('POST /api/v1/call under fuzzing', () => {
     `raw bytes as the body, and invalid UTF-8 inside JSON strings (${RUNS.rawBytes * BATCH} + ${RUNS.invalidUtf8 * BATCH} inputs)`,
     async () => {
       await fc.assert(
-        fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 400 }), { minLength: BATCH, maxLength: BATCH }), (bodies) => batch(bodies, (b) => call(Buffer.from(b)))),
+        fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 400 }), { minLength: BATCH, maxLength: BATCH }), (bodies) =>
+          batch(bodies, (b) => call(Buffer.from(b))),
+        ),
         { ...LIMITS, numRuns: RUNS.rawBytes },
       );
       // Bytes that are not UTF-8 (lone continuation bytes, overlongs, surrogates encoded, 0xFF) in a string value.
-      const badBytes = fc.array(fc.oneof(fc.integer({ min: 0x80, max: 0xff }), fc.constantFrom(0xc0, 0xc1, 0xf5, 0xff, 0xed, 0xa0, 0x80), fc.integer({ min: 0x20, max: 0x7e }).filter((b) => b !== 0x22 && b !== 0x5c)), { minLength: 1, maxLength: 40 });
+      const badBytes = fc.array(
+        fc.oneof(
+          fc.integer({ min: 0x80, max: 0xff }),
+          fc.constantFrom(0xc0, 0xc1, 0xf5, 0xff, 0xed, 0xa0, 0x80),
+          fc.integer({ min: 0x20, max: 0x7e }).filter((b) => b !== 0x22 && b !== 0x5c),
+        ),
+        { minLength: 1, maxLength: 40 },
+      );
       const field = fc.constantFrom('searchTerm', 'notificationTypeFilter', 'cursor');
       await fc.assert(
         fc.asyncProperty(fc.array(fc.tuple(field, badBytes), { minLength: BATCH, maxLength: BATCH }), (inputs) =>
           batch(
             inputs,
-            ([name, bytes]) => call(Buffer.concat([Buffer.from(`{"operationId":"listNotifications","variables":{"${name}":"`), Buffer.from(bytes), Buffer.from('"}}')])),
+            ([name, bytes]) =>
+              call(
+                Buffer.concat([
+                  Buffer.from(`{"operationId":"listNotifications","variables":{"${name}":"`),
+                  Buffer.from(bytes),
+                  Buffer.from('"}}'),
+                ]),
+              ),
             ([name], result) => expect([200, 422], `${name} → ${result.text.slice(0, 200)}`).toContain(result.status),
           ),
         ),
@@ -445,12 +610,16 @@ describe('POST /api/v1/call under fuzzing', () => {
   it(
     `header bytes fetch refuses to send (control characters, DEL, NUL) over a raw socket (${RUNS.rawHeaders} inputs): a contract error, not the host's default 400 body`,
     async () => {
-      const value = fc.uint8Array({ minLength: 1, maxLength: 30 }).map((bytes) => Buffer.from(bytes.filter((b) => b !== 0x0d && b !== 0x0a)));
+      const value = fc
+        .uint8Array({ minLength: 1, maxLength: 30 })
+        .map((bytes) => Buffer.from(bytes.filter((b) => b !== 0x0d && b !== 0x0a)));
       const body = '{"operationId":"getNotificationCounts"}';
       await fc.assert(
         fc.asyncProperty(fc.constantFrom('Authorization', 'Content-Type', 'X-Request-Id', 'X-Anything'), value, async (name, bytes) => {
           const headers = name === 'Authorization' ? '' : `Authorization: Bearer ${user.key}\r\n`;
-          const head = Buffer.from(`POST /api/v1/call HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: ${body.length}\r\n${headers}${name}: `);
+          const head = Buffer.from(
+            `POST /api/v1/call HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: ${body.length}\r\n${headers}${name}: `,
+          );
           const result = await rawRequest(Buffer.concat([head, bytes, Buffer.from(`\r\n\r\n${body}`)]));
           expectContractResponse(result, { name, bytes: bytes.toString('hex') });
           await expectHealthy();
@@ -480,14 +649,22 @@ describe('POST /api/v1/call under fuzzing', () => {
             '/api/v1/call': `{"operationId":"listNotifications","variables":{"searchTerm":${nested}}}`,
             '/api/v1/skiptrace': `{"address":{"line1":${nested},"city":"Austin","state":"TX","zip":"78701"}}`,
           }[path];
-          const result = await service.request(path, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${bearers[path]()}` }, body });
+          const result = await service.request(path, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${bearers[path]()}` },
+            body,
+          });
           const where = `${path} depth ${depth} ${container} of ${leaf} → ${result.status} ${result.text.slice(0, 200)}`;
           expect(result.status, where).toBeLessThan(500);
           if (path === '/graphql') expect(result.body?.errors?.[0]?.extensions?.code ?? 'none', where).not.toBe('INTERNAL');
           else expect(result.body?.error?.code, where).toBeDefined();
           expect((await service.request('/healthz')).status).toBe(200);
         }),
-        { ...LIMITS, numRuns: RUNS.nesting * 3, examples: [[{ path: '/api/v1/call', depth: 20_000, leaf: '"\\u0000"', container: 'array' }]] },
+        {
+          ...LIMITS,
+          numRuns: RUNS.nesting * 3,
+          examples: [[{ path: '/api/v1/call', depth: 20_000, leaf: '"\\u0000"', container: 'array' }]],
+        },
       );
     },
     TIMEOUT,

@@ -16,7 +16,11 @@ import { publish, startService, type Provisioned, type TestService } from '../su
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const TIMEOUT = 120_000 * Math.max(1, SCALE);
 const LIMITS = { interruptAfterTimeLimit: 60_000 * Math.max(1, SCALE), markInterruptAsFailure: true };
-const RUNS = { substrings: Math.max(1, Math.round(150 * SCALE)), free: Math.max(1, Math.round(120 * SCALE)), graphql: Math.max(1, Math.round(100 * SCALE)) };
+const RUNS = {
+  substrings: Math.max(1, Math.round(150 * SCALE)),
+  free: Math.max(1, Math.round(120 * SCALE)),
+  graphql: Math.max(1, Math.round(100 * SCALE)),
+};
 const PARALLEL = 4;
 const TITLES = 160;
 
@@ -24,11 +28,70 @@ const TITLES = 160;
  * SQL/LIKE metacharacters, quotes, ASCII letters in both cases (the case folding both sides agree
  * on), digits, spaces, and caseless non-ASCII. Never '·', the body of every row, so only titles match.
  */
-const ALPHABET = ['%', '_', '\\', "'", '"', '-', ';', '*', '?', '[', ']', '^', '$', '(', ')', '.', '|', '{', '}', '/', '#', ' ', 'a', 'A', 'b', 'B', 's', 'S', 'x', 'X', '0', '1', '中', '😀', 'ä'];
+const ALPHABET = [
+  '%',
+  '_',
+  '\\',
+  "'",
+  '"',
+  '-',
+  ';',
+  '*',
+  '?',
+  '[',
+  ']',
+  '^',
+  '$',
+  '(',
+  ')',
+  '.',
+  '|',
+  '{',
+  '}',
+  '/',
+  '#',
+  ' ',
+  'a',
+  'A',
+  'b',
+  'B',
+  's',
+  'S',
+  'x',
+  'X',
+  '0',
+  '1',
+  '中',
+  '😀',
+  'ä',
+];
 const alphabetString = (minLength: number, maxLength: number) => fc.string({ unit: fc.constantFrom(...ALPHABET), minLength, maxLength });
 /** Fragments that make hits on metacharacter runs likely. */
-const pieces = fc.constantFrom('%', '_', '\\', '\\\\', "'", "''", '--', ';', '%_', '\\%', '\\_', "' or '1'='1", '; drop table notifications; --', '%%', '__', 'a%b', 'A_B', '[a]', '.*');
-const titleArb = fc.array(fc.oneof(alphabetString(1, 4), pieces), { minLength: 1, maxLength: 6 }).map((parts) => parts.join('')).filter((t) => t.trim().length > 0);
+const pieces = fc.constantFrom(
+  '%',
+  '_',
+  '\\',
+  '\\\\',
+  "'",
+  "''",
+  '--',
+  ';',
+  '%_',
+  '\\%',
+  '\\_',
+  "' or '1'='1",
+  '; drop table notifications; --',
+  '%%',
+  '__',
+  'a%b',
+  'A_B',
+  '[a]',
+  '.*',
+);
+const titleArb = fc
+  .array(fc.oneof(alphabetString(1, 4), pieces), { minLength: 1, maxLength: 6 })
+  .map((parts) => parts.join(''))
+  .filter((t) => t.trim().length > 0);
 
 let service: TestService;
 let user: Provisioned;
@@ -39,10 +102,18 @@ let searches = 0;
 let matchedTotal = 0;
 
 beforeAll(async () => {
-  service = await startService({ GATEWAY_RATE_LIMIT_PER_MIN: '1000000', SKIPTRACE_RATE_LIMIT_PER_MIN: '1000000', SKIPTRACE_MAX_IN_FLIGHT: '1000' });
+  service = await startService({
+    GATEWAY_RATE_LIMIT_PER_MIN: '1000000',
+    SKIPTRACE_RATE_LIMIT_PER_MIN: '1000000',
+    SKIPTRACE_MAX_IN_FLIGHT: '1000',
+  });
   user = await service.provision({ scopes: ['READ'] });
   const titles = fc.sample(titleArb, { numRuns: TITLES, seed: titlesSeed });
-  const ids = await publish(service, user.userId, titles.map((title) => ({ title, body: '·' })));
+  const ids = await publish(
+    service,
+    user.userId,
+    titles.map((title) => ({ title, body: '·' })),
+  );
   rows = ids.map((id, i) => ({ id, title: titles[i] }));
 });
 afterAll(async () => {
@@ -56,7 +127,10 @@ async function searchAll(searchTerm: string): Promise<{ ids: string[]; total: nu
   let cursor: string | null = null;
   let total = -1;
   for (let page = 0; page < 20; page++) {
-    const result = await service.call(user.key, { operationId: 'listNotifications', variables: { searchTerm, limit: 50, ...(cursor ? { cursor } : {}) } });
+    const result = await service.call(user.key, {
+      operationId: 'listNotifications',
+      variables: { searchTerm, limit: 50, ...(cursor ? { cursor } : {}) },
+    });
     expect(result.status, `${JSON.stringify(searchTerm)} → ${result.text.slice(0, 300)}`).toBe(200);
     found.push(...result.body.data.notifications.map((n: { id: string }) => n.id));
     total = result.body.data.total;
@@ -68,7 +142,8 @@ async function searchAll(searchTerm: string): Promise<{ ids: string[]; total: nu
 }
 
 /** The contract's rule: a case-insensitive substring of title (or body, which never matches here); empty ≡ omitted. */
-const expected = (term: string) => rows.filter((row) => term === '' || row.title.toLowerCase().includes(term.toLowerCase())).map((row) => row.id);
+const expected = (term: string) =>
+  rows.filter((row) => term === '' || row.title.toLowerCase().includes(term.toLowerCase())).map((row) => row.id);
 
 async function expectLiteralMatch(terms: string[]) {
   await Promise.all(
@@ -99,7 +174,10 @@ describe('searchTerm matches literally', () => {
   it(
     `substrings of published titles, in any case (${RUNS.substrings * PARALLEL} searches)`,
     async () => {
-      await fc.assert(fc.asyncProperty(fc.array(substringArb, { minLength: PARALLEL, maxLength: PARALLEL }), expectLiteralMatch), { ...LIMITS, numRuns: RUNS.substrings });
+      await fc.assert(fc.asyncProperty(fc.array(substringArb, { minLength: PARALLEL, maxLength: PARALLEL }), expectLiteralMatch), {
+        ...LIMITS,
+        numRuns: RUNS.substrings,
+      });
     },
     TIMEOUT,
   );
@@ -107,8 +185,15 @@ describe('searchTerm matches literally', () => {
   it(
     `free strings of the same alphabet and metacharacter runs, mostly matching nothing (${RUNS.free * PARALLEL} searches)`,
     async () => {
-      const term = fc.oneof(alphabetString(1, 6), pieces, fc.array(pieces, { minLength: 2, maxLength: 3 }).map((p) => p.join('')));
-      await fc.assert(fc.asyncProperty(fc.array(term, { minLength: PARALLEL, maxLength: PARALLEL }), expectLiteralMatch), { ...LIMITS, numRuns: RUNS.free });
+      const term = fc.oneof(
+        alphabetString(1, 6),
+        pieces,
+        fc.array(pieces, { minLength: 2, maxLength: 3 }).map((p) => p.join('')),
+      );
+      await fc.assert(fc.asyncProperty(fc.array(term, { minLength: PARALLEL, maxLength: PARALLEL }), expectLiteralMatch), {
+        ...LIMITS,
+        numRuns: RUNS.free,
+      });
     },
     TIMEOUT,
   );
@@ -118,12 +203,17 @@ describe('searchTerm matches literally', () => {
     async () => {
       await fc.assert(
         fc.asyncProperty(fc.oneof(substringArb, pieces), async (term) => {
-          const result = await service.graphql(`query($q: String) { notifications(searchTerm: $q, limit: 50) { total hasUnread notifications { id } } }`, { q: term }, user.key);
+          const result = await service.graphql(
+            `query($q: String) { notifications(searchTerm: $q, limit: 50) { total hasUnread notifications { id } } }`,
+            { q: term },
+            user.key,
+          );
           const want = expected(term);
           expect(result.body.errors, JSON.stringify(term)).toBeUndefined();
           expect(result.body.data.notifications.total, JSON.stringify(term)).toBe(want.length);
           expect(result.body.data.notifications.hasUnread, JSON.stringify(term)).toBe(want.length > 0);
-          if (want.length <= 50) expect(result.body.data.notifications.notifications.map((n: { id: string }) => n.id).sort()).toEqual([...want].sort());
+          if (want.length <= 50)
+            expect(result.body.data.notifications.notifications.map((n: { id: string }) => n.id).sort()).toEqual([...want].sort());
         }),
         { ...LIMITS, numRuns: RUNS.graphql },
       );

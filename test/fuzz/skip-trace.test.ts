@@ -38,13 +38,24 @@ async function gql(query: string, variables: Record<string, unknown>) {
   return result.body.data;
 }
 
-const balance = async () => (await gql(`query($id: ID!) { organization(id: $id) { skipTraceCredits } }`, { id: organizationId })).organization.skipTraceCredits as number;
+const balance = async () =>
+  (await gql(`query($id: ID!) { organization(id: $id) { skipTraceCredits } }`, { id: organizationId })).organization
+    .skipTraceCredits as number;
 
 beforeAll(async () => {
-  service = await startService({ GATEWAY_RATE_LIMIT_PER_MIN: '1000000', SKIPTRACE_RATE_LIMIT_PER_MIN: '1000000', SKIPTRACE_MAX_IN_FLIGHT: '1000' });
-  organizationId = (await gql(`mutation($name: String!) { createOrganization(name: $name) { id } }`, { name: `Fuzz ${randomUUID()}` })).createOrganization.id;
-  await gql(`mutation($org: ID!, $amount: Int!, $ref: String!) { addSkipTraceCredits(organizationId: $org, amount: $amount, reference: $ref) { id } }`, { org: organizationId, amount: CREDITS, ref: randomUUID() });
-  key = (await gql(`mutation($org: ID!) { generateSkipTraceKey(organizationId: $org) { secret } }`, { org: organizationId })).generateSkipTraceKey.secret;
+  service = await startService({
+    GATEWAY_RATE_LIMIT_PER_MIN: '1000000',
+    SKIPTRACE_RATE_LIMIT_PER_MIN: '1000000',
+    SKIPTRACE_MAX_IN_FLIGHT: '1000',
+  });
+  organizationId = (await gql(`mutation($name: String!) { createOrganization(name: $name) { id } }`, { name: `Fuzz ${randomUUID()}` }))
+    .createOrganization.id;
+  await gql(
+    `mutation($org: ID!, $amount: Int!, $ref: String!) { addSkipTraceCredits(organizationId: $org, amount: $amount, reference: $ref) { id } }`,
+    { org: organizationId, amount: CREDITS, ref: randomUUID() },
+  );
+  key = (await gql(`mutation($org: ID!) { generateSkipTraceKey(organizationId: $org) { secret } }`, { org: organizationId }))
+    .generateSkipTraceKey.secret;
   // A street no other run uses, so the records (and the 90-day result cache) are this run's.
   street = 'Q' + [...randomBytes(9)].map((b) => 'bcdfghjklmnpqrstvwxz'[b % 20]).join('');
   await gql(`mutation($input: [PropertyRecordInput!]!) { importPropertyRecords(input: $input) { imported } }`, {
@@ -52,7 +63,13 @@ beforeAll(async () => {
       {
         address: { line1: `12 ${street} Road`, line2: 'Unit 3', city: 'Austin', state: 'TX', zip: '78701' },
         owners: [
-          { type: 'person', firstName: 'Ann', lastName: 'Lee', phones: [{ number: '5125550199', type: 'mobile' }], emails: ['ann@example.com'] },
+          {
+            type: 'person',
+            firstName: 'Ann',
+            lastName: 'Lee',
+            phones: [{ number: '5125550199', type: 'mobile' }],
+            emails: ['ann@example.com'],
+          },
           { type: 'entity', name: 'Lee Holdings LLC', persons: [{ firstName: 'Bo', lastName: 'Lee' }] },
         ],
       },
@@ -92,7 +109,11 @@ function expectContractResponse(result: HttpResult, context: unknown) {
 }
 
 const trace = (body: string | Buffer) =>
-  service.request('/api/v1/skiptrace', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: typeof body === 'string' ? body : Uint8Array.from(body) });
+  service.request('/api/v1/skiptrace', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: typeof body === 'string' ? body : Uint8Array.from(body),
+  });
 
 async function batch<T>(inputs: T[], send: (input: T) => Promise<HttpResult>) {
   const results = await Promise.all(inputs.map(send));
@@ -103,9 +124,42 @@ async function batch<T>(inputs: T[], send: (input: T) => Promise<HttpResult>) {
 // ---------------------------------------------------------------------------
 // Mutations of a valid body
 
-const nastyChar = fc.constantFrom('%', '_', '\\', "'", '"', ';', '#', ',', '.', '-', '/', '\u0001', '\u001b', '\u007f', '\u0085', '\u00a0', '\u2028', '\u202e', '\ufeff', '\ud800', '\udfff', '😀', 'é', 'ß', 'İ', 'Ⅻ', '１', ' ', '\t', '\n');
+const nastyChar = fc.constantFrom(
+  '%',
+  '_',
+  '\\',
+  "'",
+  '"',
+  ';',
+  '#',
+  ',',
+  '.',
+  '-',
+  '/',
+  '\u0001',
+  '\u001b',
+  '\u007f',
+  '\u0085',
+  '\u00a0',
+  '\u2028',
+  '\u202e',
+  '\ufeff',
+  '\ud800',
+  '\udfff',
+  '😀',
+  'é',
+  'ß',
+  'İ',
+  'Ⅻ',
+  '１',
+  ' ',
+  '\t',
+  '\n',
+);
 /** Code points, and UTF-16 units, around the 200-character limit of line1 and city. */
-const nearLimit = fc.tuple(fc.integer({ min: 195, max: 205 }), fc.constantFrom('a', 'é', '😀', ' ', '9')).map(([n, c]) => (c === ' ' ? `1${' '.repeat(n - 2)}x` : c.repeat(n)));
+const nearLimit = fc
+  .tuple(fc.integer({ min: 195, max: 205 }), fc.constantFrom('a', 'é', '😀', ' ', '9'))
+  .map(([n, c]) => (c === ' ' ? `1${' '.repeat(n - 2)}x` : c.repeat(n)));
 const weirdString = fc.oneof(
   fc.string(),
   fc.string({ unit: 'binary' }),
@@ -113,7 +167,36 @@ const weirdString = fc.oneof(
   fc.string({ unit: nastyChar, maxLength: 30 }),
   nearLimit,
   fc.integer({ min: 64 * 1024 - 200, max: 64 * 1024 + 10 }).map((n) => 'z'.repeat(n)),
-  fc.constantFrom('', ' ', '   ', '\u0000', 'a\u0000', '\t\n', 'null', '0', '[]', '{}', "' or 1=1 --", "'; drop table skip_trace_requests; --", 'TX', 'tx', 'ZZ', 'T', 'TEX', '78701', '78701-1234', '787011234', '7870', '78701-', '78701-12345', '٧٨٧٠١', '７８７０１', 'person', 'entity', 'PERSON'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '   ',
+    '\u0000',
+    'a\u0000',
+    '\t\n',
+    'null',
+    '0',
+    '[]',
+    '{}',
+    "' or 1=1 --",
+    "'; drop table skip_trace_requests; --",
+    'TX',
+    'tx',
+    'ZZ',
+    'T',
+    'TEX',
+    '78701',
+    '78701-1234',
+    '787011234',
+    '7870',
+    '78701-',
+    '78701-12345',
+    '٧٨٧٠١',
+    '７８７０１',
+    'person',
+    'entity',
+    'PERSON',
+  ),
 );
 const weirdValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(
@@ -123,7 +206,9 @@ const weirdValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) =>
     fc.constantFrom(0, -1, 78701, 1.5, 1e308, 2 ** 53, -0, true, false, null),
     fc.double(),
     fc.array(tie('value'), { maxLength: 3 }),
-    fc.dictionary(fc.oneof(fc.string(), fc.constantFrom('line1', 'city', 'state', 'zip', 'type', 'name', '__proto__')), tie('value'), { maxKeys: 3 }),
+    fc.dictionary(fc.oneof(fc.string(), fc.constantFrom('line1', 'city', 'state', 'zip', 'type', 'name', '__proto__')), tie('value'), {
+      maxKeys: 3,
+    }),
   ),
 })).value;
 
@@ -146,7 +231,10 @@ const PATHS = [
   'actor.extra',
 ] as const;
 const DELETE = Symbol('delete');
-const mutation = fc.tuple(fc.constantFrom(...PATHS), fc.oneof({ weight: 1, arbitrary: fc.constant<typeof DELETE>(DELETE) }, { weight: 6, arbitrary: weirdValue }));
+const mutation = fc.tuple(
+  fc.constantFrom(...PATHS),
+  fc.oneof({ weight: 1, arbitrary: fc.constant<typeof DELETE>(DELETE) }, { weight: 6, arbitrary: weirdValue }),
+);
 
 const baseBody = fc.constantFrom<Record<string, unknown>>(
   { address: { line1: 'LINE1', city: 'Austin', state: 'TX', zip: '78701' } },
@@ -180,11 +268,18 @@ describe('POST /api/v1/skiptrace under fuzzing', () => {
     async () => {
       const before = await balance();
       const okBefore = counts.ok;
-      const body = fc.tuple(baseBody, fc.array(mutation, { minLength: 0, maxLength: 3 })).map(([base, mutations]) => mutate(base, mutations));
-      await fc.assert(fc.asyncProperty(fc.array(body, { minLength: BATCH, maxLength: BATCH }), (bodies) => batch(bodies, (b) => trace(JSON.stringify(b)))), {
-        ...LIMITS,
-        numRuns: RUNS.mutations,
-      });
+      const body = fc
+        .tuple(baseBody, fc.array(mutation, { minLength: 0, maxLength: 3 }))
+        .map(([base, mutations]) => mutate(base, mutations));
+      await fc.assert(
+        fc.asyncProperty(fc.array(body, { minLength: BATCH, maxLength: BATCH }), (bodies) =>
+          batch(bodies, (b) => trace(JSON.stringify(b))),
+        ),
+        {
+          ...LIMITS,
+          numRuns: RUNS.mutations,
+        },
+      );
       const traced = counts.ok - okBefore;
       expect(traced).toBeGreaterThan(0);
       expect(await balance()).toBe(before - traced);
@@ -195,9 +290,14 @@ describe('POST /api/v1/skiptrace under fuzzing', () => {
   it(
     `arbitrary JSON texts and serialized JavaScript values as the body (${RUNS.json * BATCH} + ${RUNS.anything * BATCH} inputs)`,
     async () => {
-      await fc.assert(fc.asyncProperty(fc.array(fc.json(), { minLength: BATCH, maxLength: BATCH }), (bodies) => batch(bodies, trace)), { ...LIMITS, numRuns: RUNS.json });
       await fc.assert(
-        fc.asyncProperty(fc.array(fc.anything({ maxDepth: 3 }), { minLength: BATCH, maxLength: BATCH }), (values) => batch(values, (v) => trace(JSON.stringify(v) ?? ''))),
+        fc.asyncProperty(fc.array(fc.json(), { minLength: BATCH, maxLength: BATCH }), (bodies) => batch(bodies, trace)),
+        { ...LIMITS, numRuns: RUNS.json },
+      );
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.anything({ maxDepth: 3 }), { minLength: BATCH, maxLength: BATCH }), (values) =>
+          batch(values, (v) => trace(JSON.stringify(v) ?? '')),
+        ),
         { ...LIMITS, numRuns: RUNS.anything },
       );
     },
@@ -207,11 +307,22 @@ describe('POST /api/v1/skiptrace under fuzzing', () => {
   it(
     `raw bytes, and invalid UTF-8 inside a valid body's strings (${RUNS.rawBytes * BATCH} + ${RUNS.rawBytes * BATCH} inputs)`,
     async () => {
-      await fc.assert(fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 400 }), { minLength: BATCH, maxLength: BATCH }), (bodies) => batch(bodies, (b) => trace(Buffer.from(b)))), {
-        ...LIMITS,
-        numRuns: RUNS.rawBytes,
-      });
-      const badBytes = fc.array(fc.oneof(fc.integer({ min: 0x80, max: 0xff }), fc.integer({ min: 0x20, max: 0x7e }).filter((b) => b !== 0x22 && b !== 0x5c)), { minLength: 1, maxLength: 40 });
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 400 }), { minLength: BATCH, maxLength: BATCH }), (bodies) =>
+          batch(bodies, (b) => trace(Buffer.from(b))),
+        ),
+        {
+          ...LIMITS,
+          numRuns: RUNS.rawBytes,
+        },
+      );
+      const badBytes = fc.array(
+        fc.oneof(
+          fc.integer({ min: 0x80, max: 0xff }),
+          fc.integer({ min: 0x20, max: 0x7e }).filter((b) => b !== 0x22 && b !== 0x5c),
+        ),
+        { minLength: 1, maxLength: 40 },
+      );
       const field = fc.constantFrom('line1', 'city', 'state', 'zip', 'line2');
       await fc.assert(
         fc.asyncProperty(fc.array(fc.tuple(field, badBytes), { minLength: BATCH, maxLength: BATCH }), (inputs) =>
@@ -228,7 +339,10 @@ describe('POST /api/v1/skiptrace under fuzzing', () => {
   );
 
   it('every charge has a ledger row, and the balance never went below zero', async () => {
-    const [{ charges }] = await service.sql<{ charges: number }>(`select count(*)::int as charges from skip_trace_credit_ledger where organization_id = ? and kind = 'charge'`, [organizationId]);
+    const [{ charges }] = await service.sql<{ charges: number }>(
+      `select count(*)::int as charges from skip_trace_credit_ledger where organization_id = ? and kind = 'charge'`,
+      [organizationId],
+    );
     expect(charges).toBe(counts.ok);
     expect(await balance()).toBe(CREDITS - counts.ok);
   });

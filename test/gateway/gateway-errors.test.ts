@@ -76,13 +76,24 @@ describe('body shape (422 invalid_request)', () => {
   });
   it('answers 415 unsupported_media_type to a body that is not application/json, after the credential and before the body', async () => {
     for (const contentType of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'application/jsonx', '']) {
-      expectError(await service.call(readWrite.key, JSON.stringify(list), { headers: { 'content-type': contentType } }), 415, 'unsupported_media_type');
+      expectError(
+        await service.call(readWrite.key, JSON.stringify(list), { headers: { 'content-type': contentType } }),
+        415,
+        'unsupported_media_type',
+      );
     }
-    const noContentType = await service.request('/api/v1/call', { method: 'POST', headers: { authorization: `Bearer ${readWrite.key}` }, body: new Blob([JSON.stringify(list)]) });
+    const noContentType = await service.request('/api/v1/call', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${readWrite.key}` },
+      body: new Blob([JSON.stringify(list)]),
+    });
     expectError(noContentType, 415, 'unsupported_media_type');
     expectError(await service.call(null, JSON.stringify(list), { headers: { 'content-type': 'text/plain' } }), 401, 'invalid_key');
     for (const contentType of ['application/json', 'application/json; charset=utf-8', 'Application/JSON;charset=UTF-8']) {
-      expect((await service.call(readWrite.key, JSON.stringify(list), { headers: { 'content-type': contentType } })).status, contentType).toBe(200);
+      expect(
+        (await service.call(readWrite.key, JSON.stringify(list), { headers: { 'content-type': contentType } })).status,
+        contentType,
+      ).toBe(200);
     }
   });
 });
@@ -95,14 +106,21 @@ describe('operation and scope', () => {
   it('answers 403 insufficient_scope when the key lacks the scope', async () => {
     expectError(await service.call(writer.key, list), 403, 'insufficient_scope');
     expectError(await service.call(writer.key, { operationId: 'getNotificationCounts' }), 403, 'insufficient_scope');
-    expectError(await service.call(reader.key, { operationId: 'markNotificationsRead', variables: { notificationIds: [], isSeen: true } }), 403, 'insufficient_scope');
+    expectError(
+      await service.call(reader.key, { operationId: 'markNotificationsRead', variables: { notificationIds: [], isSeen: true } }),
+      403,
+      'insufficient_scope',
+    );
   });
   it('checks the scope before the variables', async () => {
     expectError(await service.call(writer.key, { operationId: 'listNotifications', variables: { limit: 'x' } }), 403, 'insufficient_scope');
   });
   it('lets each scope do its operations', async () => {
     expect((await service.call(reader.key, { operationId: 'getAvailableNotificationTypes' })).status).toBe(200);
-    const marked = await service.call(writer.key, { operationId: 'markNotificationsRead', variables: { notificationIds: [], isSeen: true } });
+    const marked = await service.call(writer.key, {
+      operationId: 'markNotificationsRead',
+      variables: { notificationIds: [], isSeen: true },
+    });
     expect(marked.status).toBe(200);
     expect(marked.body).toEqual({ data: { success: true, updatedCount: 0 } });
   });
@@ -135,10 +153,17 @@ describe('variables (422 invalid_request with details)', () => {
   });
   it('refuses a searchTerm over 200 characters and more than 500 ids', async () => {
     await bad('listNotifications', { searchTerm: 'x'.repeat(201) }, 'variables.searchTerm');
-    await bad('markNotificationsRead', { notificationIds: Array.from({ length: 501 }, () => randomUUID()), isSeen: true }, 'variables.notificationIds');
+    await bad(
+      'markNotificationsRead',
+      { notificationIds: Array.from({ length: 501 }, () => randomUUID()), isSeen: true },
+      'variables.notificationIds',
+    );
   });
   it('accepts the boundaries', async () => {
-    expect((await service.call(readWrite.key, { operationId: 'listNotifications', variables: { limit: 50, searchTerm: 'x'.repeat(200) } })).status).toBe(200);
+    expect(
+      (await service.call(readWrite.key, { operationId: 'listNotifications', variables: { limit: 50, searchTerm: 'x'.repeat(200) } }))
+        .status,
+    ).toBe(200);
     expect((await service.call(readWrite.key, { operationId: 'listNotifications', variables: { limit: 1 } })).status).toBe(200);
   });
 });
@@ -156,7 +181,12 @@ describe('routes and sizes', () => {
     expectError(await service.call(null, huge), 401, 'invalid_key');
   });
   it('never answers 500 for bad input, and never leaks internals', async () => {
-    for (const body of ['{', '{"operationId":null}', '{"operationId":"listNotifications","variables":{"cursor":"%%%"}}', '{"operationId":"listNotifications","variables":{"notificationTypeFilter":"\\u0000"}}']) {
+    for (const body of [
+      '{',
+      '{"operationId":null}',
+      '{"operationId":"listNotifications","variables":{"cursor":"%%%"}}',
+      '{"operationId":"listNotifications","variables":{"notificationTypeFilter":"\\u0000"}}',
+    ]) {
       const result = await service.call(readWrite.key, body);
       expect(result.status).toBeLessThan(500);
       expect(result.text).not.toMatch(/stack|at .*\.ts|select |postgres/i);

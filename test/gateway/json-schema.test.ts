@@ -9,7 +9,11 @@ const schema = buildSchema(/* GraphQL */ `
   scalar DateTime
   scalar JSON
 
-  enum NotificationKind { LEAD_ASSIGNED TASK_DUE SYSTEM }
+  enum NotificationKind {
+    LEAD_ASSIGNED
+    TASK_DUE
+    SYSTEM
+  }
 
   "Filter for the notifications feed"
   input NotificationFilter {
@@ -20,11 +24,25 @@ const schema = buildSchema(/* GraphQL */ `
     and: [NotificationFilter!]
     limitPerKind: Int = 5
   }
-  input AddressInput { street: String! zip: String! }
-  input SkipTraceInput { firstName: String! lastName: String address: AddressInput! }
-  input LeadRef @oneOf { id: ID email: String }
+  input AddressInput {
+    street: String!
+    zip: String!
+  }
+  input SkipTraceInput {
+    firstName: String!
+    lastName: String
+    address: AddressInput!
+  }
+  input LeadRef @oneOf {
+    id: ID
+    email: String
+  }
 
-  type Lead { id: ID! name: String phones: [String!]! }
+  type Lead {
+    id: ID!
+    name: String
+    phones: [String!]!
+  }
   type Notification {
     id: ID!
     kind: NotificationKind!
@@ -35,12 +53,21 @@ const schema = buildSchema(/* GraphQL */ `
     meta: JSON
     lead: Lead
   }
-  type NotificationConnection { items: [Notification!]! total: Int! }
+  type NotificationConnection {
+    items: [Notification!]!
+    total: Int!
+  }
   union SearchResult = Lead | Notification
 
   type Query {
     "Notifications feed, newest first"
-    notifications("Page size" limit: Int = 20, offset: Int = 0, filter: NotificationFilter, kinds: [NotificationKind!]): NotificationConnection!
+    notifications(
+      "Page size"
+      limit: Int = 20
+      offset: Int = 0
+      filter: NotificationFilter
+      kinds: [NotificationKind!]
+    ): NotificationConnection!
     notification(id: ID!): Notification
     lead(ref: LeadRef!): Lead
     search(term: String!): [SearchResult!]!
@@ -91,11 +118,16 @@ describe('variablesJsonSchema', () => {
     expect(s.required).toBeUndefined(); // $offset is non-null but has a default
     const p = s.properties as Record<string, JsonSchema>;
     expect(p.limit).toEqual({
-      type: ['integer', 'null'], minimum: 1, maximum: 50, description: 'Page size', default: 20,
+      type: ['integer', 'null'],
+      minimum: 1,
+      maximum: 50,
+      description: 'Page size',
+      default: 20,
     });
     expect(p.offset).toEqual({ type: 'integer', minimum: 0, maximum: 10_000, default: 10 });
     expect(p.kinds).toEqual({
-      type: ['array', 'null'], maxItems: 3,
+      type: ['array', 'null'],
+      maxItems: 3,
       items: { type: 'string', enum: ['LEAD_ASSIGNED', 'TASK_DUE', 'SYSTEM'] },
     });
     expect(p.filter).toEqual({ anyOf: [{ $ref: '#/definitions/NotificationFilter' }, { type: 'null' }] });
@@ -111,7 +143,8 @@ describe('variablesJsonSchema', () => {
       description: 'Filter for the notifications feed',
       properties: {
         kinds: {
-          type: ['array', 'null'], description: 'Kinds to include',
+          type: ['array', 'null'],
+          description: 'Kinds to include',
           items: { type: 'string', enum: ['LEAD_ASSIGNED', 'TASK_DUE', 'SYSTEM'] },
         },
         since: { type: ['string', 'null'], format: 'date-time' },
@@ -151,7 +184,10 @@ describe('variablesJsonSchema', () => {
   it('applies list constraints to the array and `items` to its elements', () => {
     const s = variablesJsonSchema(schema, op(`mutation ($ids: [ID!]!) { markRead(ids: $ids) }`));
     expect((s.properties as Record<string, JsonSchema>).ids).toEqual({
-      type: 'array', minItems: 1, maxItems: 500, items: { type: 'string', maxLength: 64 },
+      type: 'array',
+      minItems: 1,
+      maxItems: 500,
+      items: { type: 'string', maxLength: 64 },
     });
     const ok = validator(s);
     expect(ok({ ids: ['a', 'b'] })).toBe(true);
@@ -173,10 +209,14 @@ describe('variablesJsonSchema', () => {
   });
 
   it('puts annotations of a non-null input object next to an allOf-wrapped $ref, and handles @oneOf', () => {
-    const s = variablesJsonSchema(schema, op(`mutation ($input: SkipTraceInput!, $ref: LeadRef!) {
-      skipTrace(input: $input) { id } lead(ref: $ref) { id } }`));
+    const s = variablesJsonSchema(
+      schema,
+      op(`mutation ($input: SkipTraceInput!, $ref: LeadRef!) {
+      skipTrace(input: $input) { id } lead(ref: $ref) { id } }`),
+    );
     expect((s.properties as Record<string, JsonSchema>).input).toEqual({
-      allOf: [{ $ref: '#/definitions/SkipTraceInput' }], description: 'Person to trace',
+      allOf: [{ $ref: '#/definitions/SkipTraceInput' }],
+      description: 'Person to trace',
     });
     expect((s.properties as Record<string, JsonSchema>).ref).toEqual({ $ref: '#/definitions/LeadRef' });
     const defs = s.definitions as Record<string, JsonSchema>;
@@ -241,7 +281,10 @@ describe('resultJsonSchema', () => {
 
   it('describes the data object with aliases, nested objects and lists', () => {
     expect(resultJsonSchema(schema, FEED_RESULT)).toEqual({
-      type: 'object', additionalProperties: false, properties: { feed: connection }, required: ['feed'],
+      type: 'object',
+      additionalProperties: false,
+      properties: { feed: connection },
+      required: ['feed'],
     });
   });
 
@@ -254,8 +297,13 @@ describe('resultJsonSchema', () => {
   it('validates sample results with Ajv', () => {
     const ok = validator(resultJsonSchema(schema, FEED_RESULT, { rootField: true }));
     const good = {
-      id: 'n1', kind: 'TASK_DUE', headline: 'Call back', body: null, createdAt: '2024-01-01T00:00:00Z',
-      meta: { any: ['thing'] }, lead: { name: null, phones: ['+1 555'] },
+      id: 'n1',
+      kind: 'TASK_DUE',
+      headline: 'Call back',
+      body: null,
+      createdAt: '2024-01-01T00:00:00Z',
+      meta: { any: ['thing'] },
+      lead: { name: null, phones: ['+1 555'] },
     };
     expect(ok({ total: 1, items: [good] })).toBe(true);
     expect(ok({ total: 1, items: [{ ...good, lead: null }] })).toBe(true);
@@ -276,7 +324,12 @@ describe('resultJsonSchema', () => {
     expect(() => resultJsonSchema(schema, operation)).toThrow(/Fragment "N" is not defined/);
     const s = resultJsonSchema(schema, operation, { rootField: true, fragments: fragmentsOf(doc) });
     const ok = validator(s);
-    expect(ok([{ __typename: 'Lead', id: 'l1', name: 'Ann' }, { __typename: 'Lead', id: 'l2' }])).toBe(true);
+    expect(
+      ok([
+        { __typename: 'Lead', id: 'l1', name: 'Ann' },
+        { __typename: 'Lead', id: 'l2' },
+      ]),
+    ).toBe(true);
     expect(ok([{ __typename: 'Notification', id: 'n1', title: 'Hi' }])).toBe(true);
     expect(ok([{ __typename: 'Lead', id: 'l1', title: 'Hi' }])).toBe(false);
     expect(ok([{ __typename: 'Notification', id: 'n1' }])).toBe(false);

@@ -11,15 +11,24 @@ const keys: Record<'gateway' | 'skipTrace', string> = { gateway: '', skipTrace: 
 
 const ROUTES = [
   { path: '/api/v1/call', key: 'gateway', otherKey: 'skipTrace', validBody: { operationId: 'getNotificationCounts', variables: {} } },
-  { path: '/api/v1/skiptrace', key: 'skipTrace', otherKey: 'gateway', validBody: { address: { line1: '1 Main St', city: 'Austin', state: 'TX', zip: '78701' } } },
+  {
+    path: '/api/v1/skiptrace',
+    key: 'skipTrace',
+    otherKey: 'gateway',
+    validBody: { address: { line1: '1 Main St', city: 'Austin', state: 'TX', zip: '78701' } },
+  },
 ] as const;
 
 beforeAll(async () => {
   service = await startService({ GATEWAY_RATE_LIMIT_PER_MIN: '40', SKIPTRACE_RATE_LIMIT_PER_MIN: '40' });
   const user = await service.provision();
   keys.gateway = user.key;
-  await service.graphql(`mutation($id: ID!) { setSkipTraceEnabled(organizationId: $id, enabled: true) { id } }`, { id: user.organizationId });
-  const issued = await service.graphql(`mutation($id: ID!) { generateSkipTraceKey(organizationId: $id) { secret } }`, { id: user.organizationId });
+  await service.graphql(`mutation($id: ID!) { setSkipTraceEnabled(organizationId: $id, enabled: true) { id } }`, {
+    id: user.organizationId,
+  });
+  const issued = await service.graphql(`mutation($id: ID!) { generateSkipTraceKey(organizationId: $id) { secret } }`, {
+    id: user.organizationId,
+  });
   keys.skipTrace = issued.body.data.generateSkipTraceKey.secret;
 });
 afterAll(() => service?.close());
@@ -27,7 +36,10 @@ afterAll(() => service?.close());
 const post = (path: string, init: { key?: string; body?: string; type?: string }) =>
   service.request(path, {
     method: 'POST',
-    headers: { ...(init.type === undefined ? { 'content-type': 'application/json' } : init.type ? { 'content-type': init.type } : {}), ...(init.key ? { authorization: `Bearer ${init.key}` } : {}) },
+    headers: {
+      ...(init.type === undefined ? { 'content-type': 'application/json' } : init.type ? { 'content-type': init.type } : {}),
+      ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
+    },
     body: init.body,
   });
 
@@ -46,13 +58,17 @@ describe.each(ROUTES)('$path answers the shared checks like every REST route', (
   it('sets the window headers on answers to a valid key, errors included', async () => {
     const result = await post(route.path, { key: keys[route.key], body: '{' });
     expectError(result, 'invalid_request');
-    for (const header of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) expect(result.headers.get(header)).toMatch(/^\d+$/);
+    for (const header of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'])
+      expect(result.headers.get(header)).toMatch(/^\d+$/);
   });
 
   it('refuses other media types (415), oversized bodies (413), unreadable JSON and non-objects (422)', async () => {
     const key = keys[route.key];
     expectError(await post(route.path, { key, type: 'text/plain', body: JSON.stringify(route.validBody) }), 'unsupported_media_type');
-    expectError(await post(route.path, { key, body: JSON.stringify({ ...route.validBody, pad: 'x'.repeat(70 * 1024) }) }), 'payload_too_large');
+    expectError(
+      await post(route.path, { key, body: JSON.stringify({ ...route.validBody, pad: 'x'.repeat(70 * 1024) }) }),
+      'payload_too_large',
+    );
     expectError(await post(route.path, { key, body: '{"a":' }), 'invalid_request');
     expectError(await post(route.path, { key, body: '[]' }), 'invalid_request');
     expectError(await post(route.path, { key, body: '"text"' }), 'invalid_request');

@@ -7,7 +7,15 @@ import { publish, startService, type Provisioned, type TestService } from '../su
 describe('which documents are compiled', () => {
   it('counts fields with fragments expanded and aliases counted, and stops past the limit', () => {
     expect(expandedFieldCount(parse('{ notificationCounts { unreadCount readCount } }'), undefined, 100)).toBe(3);
-    expect(expandedFieldCount(parse('{ a: notificationCounts { ...C } b: notificationCounts { ...C } } fragment C on NotificationCounts { unreadCount readCount }'), undefined, 100)).toBe(6);
+    expect(
+      expandedFieldCount(
+        parse(
+          '{ a: notificationCounts { ...C } b: notificationCounts { ...C } } fragment C on NotificationCounts { unreadCount readCount }',
+        ),
+        undefined,
+        100,
+      ),
+    ).toBe(6);
     expect(expandedFieldCount(parse(distinctFeedDocument(1)), undefined, 1000)).toBeGreaterThan(MAX_COMPILED_FIELDS);
     expect(expandedFieldCount(parse('{ __schema { queryType { name } } }'), undefined, 100)).toBe(Infinity);
     expect(expandedFieldCount(parse('query A { __typename } query B { notificationCounts { unreadCount } }'), 'B', 100)).toBe(2);
@@ -35,7 +43,10 @@ describe('compiled and interpreted execution agree', () => {
     const first = (await service.graphql(bad, {}, user.key)).body;
     const again = (await service.graphql(bad, {}, user.key)).body;
     expect(first.errors[0].extensions.code).toBe('BAD_USER_INPUT');
-    const shape = (body: any) => ({ data: body.data, errors: body.errors.map((e: any) => ({ message: e.message, path: e.path, extensions: e.extensions })) });
+    const shape = (body: any) => ({
+      data: body.data,
+      errors: body.errors.map((e: any) => ({ message: e.message, path: e.path, extensions: e.extensions })),
+    });
     expect(shape(again)).toEqual(shape(first));
   });
 });

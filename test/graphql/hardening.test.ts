@@ -14,14 +14,27 @@ import { MAX_ALIASES, MAX_COST, MAX_DEPTH, MAX_TOKENS } from '../../src/server/g
 import { maskError } from '../../src/server/graphql/graphql-errors.js';
 import { publish, startService, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
 
-const CONTRACT_CODES = ['UNAUTHENTICATED', 'FORBIDDEN', 'BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'INSUFFICIENT_CREDITS', 'FEATURE_UNAVAILABLE', 'RATE_LIMITED', 'TIMEOUT', 'INTERNAL'];
+const CONTRACT_CODES = [
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'BAD_USER_INPUT',
+  'NOT_FOUND',
+  'CONFLICT',
+  'INSUFFICIENT_CREDITS',
+  'FEATURE_UNAVAILABLE',
+  'RATE_LIMITED',
+  'TIMEOUT',
+  'INTERNAL',
+];
 
 let service: TestService;
 let user: Provisioned;
 let skipTraceKey: string;
 let street: string;
 
-const manifest = JSON.parse(readFileSync(new URL('../../src/server/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8')) as Record<string, string>;
+const manifest = JSON.parse(
+  readFileSync(new URL('../../src/server/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8'),
+) as Record<string, string>;
 
 function post(body: unknown, bearer: string | null = user.key, headers: Record<string, string> = {}): Promise<HttpResult> {
   return service.request('/graphql', {
@@ -63,14 +76,28 @@ beforeAll(async () => {
   user = await service.provision({ scopes: ['READ', 'WRITE'] });
   await publish(service, user.userId, [{ title: 'Hardening one' }, { title: 'Hardening two' }]);
 
-  const org = await service.graphql(`mutation($name: String!) { createOrganization(name: $name) { id } }`, { name: `Hardening ${randomUUID()}` });
-  const organizationId = org.body.data.createOrganization.id;
-  await service.graphql(`mutation($org: ID!) { addSkipTraceCredits(organizationId: $org, amount: 10, reference: "hardening") { id } }`, { org: organizationId });
-  skipTraceKey = (await service.graphql(`mutation($org: ID!) { generateSkipTraceKey(organizationId: $org) { secret } }`, { org: organizationId })).body.data.generateSkipTraceKey.secret;
-  street = uniqueStreet();
-  const imported = await service.graphql(`mutation($input: [PropertyRecordInput!]!) { importPropertyRecords(input: $input) { imported } }`, {
-    input: [{ address: { line1: `12 ${street} Road`, city: 'Austin', state: 'TX', zip: '78701' }, owners: [{ type: 'person', firstName: 'Ann', lastName: 'Lee', phones: [{ number: '5125550199', type: 'mobile' }] }] }],
+  const org = await service.graphql(`mutation($name: String!) { createOrganization(name: $name) { id } }`, {
+    name: `Hardening ${randomUUID()}`,
   });
+  const organizationId = org.body.data.createOrganization.id;
+  await service.graphql(`mutation($org: ID!) { addSkipTraceCredits(organizationId: $org, amount: 10, reference: "hardening") { id } }`, {
+    org: organizationId,
+  });
+  skipTraceKey = (
+    await service.graphql(`mutation($org: ID!) { generateSkipTraceKey(organizationId: $org) { secret } }`, { org: organizationId })
+  ).body.data.generateSkipTraceKey.secret;
+  street = uniqueStreet();
+  const imported = await service.graphql(
+    `mutation($input: [PropertyRecordInput!]!) { importPropertyRecords(input: $input) { imported } }`,
+    {
+      input: [
+        {
+          address: { line1: `12 ${street} Road`, city: 'Austin', state: 'TX', zip: '78701' },
+          owners: [{ type: 'person', firstName: 'Ann', lastName: 'Lee', phones: [{ number: '5125550199', type: 'mobile' }] }],
+        },
+      ],
+    },
+  );
   expect(imported.body.data.importPropertyRecords.imported).toBe(1);
 });
 afterAll(() => service?.close());
@@ -81,7 +108,9 @@ describe('limits', () => {
     const deep = await post({ query: typeWalk(MAX_DEPTH + 1) });
     expectRefused(deep, new RegExp(`nested too deeply \\(depth ${MAX_DEPTH + 1}\\); the limit is ${MAX_DEPTH} levels`));
     // Fragments are flattened, not a way around the limit.
-    const viaFragments = await post({ query: `{ __type(name: "Query") { ...A } } fragment A on __Type { ofType { ...B } } fragment B on __Type { ${'ofType { '.repeat(MAX_DEPTH - 2)}name${' }'.repeat(MAX_DEPTH - 2)} }` });
+    const viaFragments = await post({
+      query: `{ __type(name: "Query") { ...A } } fragment A on __Type { ofType { ...B } } fragment B on __Type { ${'ofType { '.repeat(MAX_DEPTH - 2)}name${' }'.repeat(MAX_DEPTH - 2)} }`,
+    });
     expectRefused(viaFragments, new RegExp(`nested too deeply \\(depth ${MAX_DEPTH + 1}\\)`));
   });
 
@@ -89,7 +118,10 @@ describe('limits', () => {
     const aliased = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `c${i}: notificationCounts { unreadCount }`).join(' ')} }`;
     const ok = expectData(await post({ query: aliased(MAX_ALIASES) }));
     expect(Object.keys(ok)).toHaveLength(MAX_ALIASES);
-    expectRefused(await post({ query: aliased(MAX_ALIASES + 1) }), new RegExp(`too many aliases \\(${MAX_ALIASES + 1}\\); the limit is ${MAX_ALIASES}`));
+    expectRefused(
+      await post({ query: aliased(MAX_ALIASES + 1) }),
+      new RegExp(`too many aliases \\(${MAX_ALIASES + 1}\\); the limit is ${MAX_ALIASES}`),
+    );
     // __typename aliases are free.
     expectData(await post({ query: `{ ${Array.from({ length: MAX_ALIASES + 5 }, (_, i) => `t${i}: __typename`).join(' ')} }` }));
   });
@@ -97,7 +129,8 @@ describe('limits', () => {
   it(`refuses an operation costing more than ${MAX_COST}, and accepts ${MAX_ALIASES} aliased full feed pages`, async () => {
     const expensive = await post({ query: `{ notifications { ${'total '.repeat(700)}} }` });
     expectRefused(expensive, new RegExp(`too expensive \\(cost \\d+\\); the limit is ${MAX_COST}`));
-    const fields = 'id notificationType isSeen title body createdAt seenAt contactId dealId noteId replyId taskId callId actionType actionTargetId';
+    const fields =
+      'id notificationType isSeen title body createdAt seenAt contactId dealId noteId replyId taskId callId actionType actionTargetId';
     const pages = `{ ${Array.from({ length: MAX_ALIASES }, (_, i) => `p${i}: notifications(limit: 1) { notifications { ${fields} } total hasUnread nextCursor }`).join(' ')} }`;
     const data = expectData(await post({ query: pages }));
     expect(data.p0.total).toBe(2);
@@ -127,8 +160,13 @@ describe('limits', () => {
 describe('batching is off', () => {
   it('refuses a JSON array of operations with BAD_USER_INPUT and runs none of them', async () => {
     const before = (await post({ query: '{ notificationCounts { unreadCount } }' })).body.data.notificationCounts.unreadCount;
-    const ids = (await post({ query: '{ notifications { notifications { id } } }' })).body.data.notifications.notifications.map((n: { id: string }) => n.id);
-    const mark = { query: 'mutation($ids: [ID!]!) { markNotificationsRead(notificationIds: $ids, isSeen: true) { updatedCount } }', variables: { ids } };
+    const ids = (await post({ query: '{ notifications { notifications { id } } }' })).body.data.notifications.notifications.map(
+      (n: { id: string }) => n.id,
+    );
+    const mark = {
+      query: 'mutation($ids: [ID!]!) { markNotificationsRead(notificationIds: $ids, isSeen: true) { updatedCount } }',
+      variables: { ids },
+    };
     for (const batch of [[mark, mark], [mark], []]) {
       const result = await post(batch);
       expect(result.status).toBe(400);
@@ -149,7 +187,14 @@ describe('introspection and credentials', () => {
   });
 
   it("answers GraphiQL's full introspection query to a user key, a skip trace key and the platform (depth and cost skip __schema)", async () => {
-    const query = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true });
+    const query = getIntrospectionQuery({
+      descriptions: true,
+      specifiedByUrl: true,
+      directiveIsRepeatable: true,
+      schemaDescription: true,
+      inputValueDeprecation: true,
+      oneOf: true,
+    });
     for (const bearer of [user.key, skipTraceKey, service.platformToken]) {
       const data = expectData(await post({ query, operationName: 'IntrospectionQuery' }, bearer));
       expect(data.__schema.queryType.name).toBe('Query');
@@ -181,7 +226,10 @@ describe('documents that must keep working', () => {
     expect(list.body.data.total).toBe(2);
     expect((await service.call(user.key, { operationId: 'getNotificationCounts' })).status).toBe(200);
     expect((await service.call(user.key, { operationId: 'getAvailableNotificationTypes' })).body.data.types.length).toBeGreaterThan(10);
-    const mark = await service.call(user.key, { operationId: 'markNotificationsRead', variables: { notificationIds: [list.body.data.notifications[0].id], isSeen: true } });
+    const mark = await service.call(user.key, {
+      operationId: 'markNotificationsRead',
+      variables: { notificationIds: [list.body.data.notifications[0].id], isSeen: true },
+    });
     expect(mark.body.data).toEqual({ success: true, updatedCount: 1 });
   });
 
@@ -195,7 +243,11 @@ describe('documents that must keep working', () => {
     expect(rest.status).toBe(200);
     expect(rest.body.status).toBe('records_found');
     const gql = await post(
-      { query: 'mutation($input: SkipTraceInput!) { skipTrace(input: $input) { id status persons { firstName lastName middleName age phones { number type } emails } } }', variables: { input: { address } } },
+      {
+        query:
+          'mutation($input: SkipTraceInput!) { skipTrace(input: $input) { id status persons { firstName lastName middleName age phones { number type } emails } } }',
+        variables: { input: { address } },
+      },
       skipTraceKey,
     );
     expect(expectData(gql).skipTrace.persons[0].phones[0].number).toBe('5125550199');
@@ -255,7 +307,8 @@ describe('refusals before Yoga, in GraphQL shape', () => {
   });
 
   it('answers GET variables or extensions that are not JSON objects with 400 BAD_USER_INPUT, not INTERNAL', async () => {
-    const get = (params: Record<string, string>) => service.request(`/graphql?${new URLSearchParams(params)}`, { headers: { authorization: `Bearer ${user.key}` } });
+    const get = (params: Record<string, string>) =>
+      service.request(`/graphql?${new URLSearchParams(params)}`, { headers: { authorization: `Bearer ${user.key}` } });
     expectData(await get({ query: '{ __typename }', variables: '{}' }));
     for (const [params, message] of [
       [{ query: '{ __typename }', variables: ' x' }, /variables parameter is not valid JSON/],
@@ -271,9 +324,12 @@ describe('refusals before Yoga, in GraphQL shape', () => {
   it('refuses U+0000 in string literals and in GET variables as BAD_USER_INPUT, not INTERNAL', async () => {
     expectRefused(await post({ query: '{ notifications(searchTerm: "a\\u0000b") { total } }' }), /U\+0000/);
     expectRefused(await post({ query: '{ notifications(searchTerm: "\\u0000") { total } }' }, service.platformToken), /U\+0000/);
-    const viaGet = await service.request(`/graphql?query=${encodeURIComponent('query($s: String) { notifications(searchTerm: $s) { total } }')}&variables=${encodeURIComponent(JSON.stringify({ s: 'a\u0000' }))}`, {
-      headers: { authorization: `Bearer ${user.key}` },
-    });
+    const viaGet = await service.request(
+      `/graphql?query=${encodeURIComponent('query($s: String) { notifications(searchTerm: $s) { total } }')}&variables=${encodeURIComponent(JSON.stringify({ s: 'a\u0000' }))}`,
+      {
+        headers: { authorization: `Bearer ${user.key}` },
+      },
+    );
     expectRefused(viaGet, /U\+0000/);
     expectRefused(await post({ query: '{ __typename }', variables: { s: '\u0000' } }), /U\+0000/);
   });
@@ -300,7 +356,8 @@ describe('masked errors', () => {
       new Proxy(fork(...args), {
         get(target, prop, receiver) {
           const value = Reflect.get(target, prop, receiver);
-          return typeof value === 'function' && ['execute', 'find', 'findOne', 'getConnection', 'flush', 'transactional'].includes(String(prop))
+          return typeof value === 'function' &&
+            ['execute', 'find', 'findOne', 'getConnection', 'flush', 'transactional'].includes(String(prop))
             ? () => {
                 throw new Error(secret);
               }

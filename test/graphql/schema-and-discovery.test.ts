@@ -33,7 +33,12 @@ describe('discovery', () => {
     const result = await service.request('/api/v1/operations');
     expect(result.status).toBe(200);
     const byId = Object.fromEntries(result.body.operations.map((op: any) => [op.operationId, op]));
-    expect(Object.keys(byId).sort()).toEqual(['getAvailableNotificationTypes', 'getNotificationCounts', 'listNotifications', 'markNotificationsRead']);
+    expect(Object.keys(byId).sort()).toEqual([
+      'getAvailableNotificationTypes',
+      'getNotificationCounts',
+      'listNotifications',
+      'markNotificationsRead',
+    ]);
     expect(byId.listNotifications).toMatchObject({ scope: 'READ', type: 'query' });
     expect(byId.markNotificationsRead).toMatchObject({ scope: 'WRITE', type: 'mutation' });
     for (const op of Object.values<any>(byId)) {
@@ -78,7 +83,11 @@ describe('discovery', () => {
 
 describe('/graphql', () => {
   const post = (body: unknown, bearer?: string) =>
-    service.request('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) }, body: JSON.stringify(body) });
+    service.request('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+      body: JSON.stringify(body),
+    });
 
   it('refuses callers without a valid credential, introspection included', async () => {
     for (const bearer of [undefined, `gk_${'D'.repeat(40)}`, 'garbage']) {
@@ -97,7 +106,9 @@ describe('/graphql', () => {
 
   it('runs a persisted document by documentId, as the gateway does', async () => {
     const op = (await service.request('/api/v1/operations/getNotificationCounts')).body;
-    const manifest = JSON.parse(readFileSync(new URL('../../src/server/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8'));
+    const manifest = JSON.parse(
+      readFileSync(new URL('../../src/server/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8'),
+    );
     const documentId = Object.keys(manifest).find((id) => manifest[id] === op.document);
     const result = await post({ documentId, variables: {} }, user.key);
     expect(result.body.data.notificationCounts).toEqual({ unreadCount: 0, readCount: 0 });

@@ -9,7 +9,13 @@ describe('configuration', () => {
       port: 4000,
       logLevel: 'info',
       database: { kind: 'embedded', dataDir: './data' },
-      limits: { gatewayPerMinute: 1000, authFailuresPerMinute: 120, skipTracePerMinute: 1000, skipTraceMaxInFlight: 10, skipTraceTimeoutMs: 30000 },
+      limits: {
+        gatewayPerMinute: 1000,
+        authFailuresPerMinute: 120,
+        skipTracePerMinute: 1000,
+        skipTraceMaxInFlight: 10,
+        skipTraceTimeoutMs: 30000,
+      },
     });
     expect(config.redisUrl).toBeUndefined();
     expect(config.internalApiToken).toBeUndefined();

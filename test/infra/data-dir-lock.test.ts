@@ -40,7 +40,9 @@ describe('lockDataDir', () => {
     const dataDir = newDataDir();
     leaveLock(dataDir, 0, process.ppid);
     const started = Date.now();
-    await expect(lockDataDir(dataDir)).rejects.toThrow(`The embedded data dir ${dataDir} is already open in another process (pid ${process.ppid}`);
+    await expect(lockDataDir(dataDir)).rejects.toThrow(
+      `The embedded data dir ${dataDir} is already open in another process (pid ${process.ppid}`,
+    );
     expect(Date.now() - started).toBeLessThan(500);
   });
 

@@ -33,7 +33,12 @@ describe('the error table', () => {
   it('answers REST callers in the contract shape', () => {
     const error = new AppError('invalid_request', 'The skip trace request is invalid.', [{ path: 'address.zip', message: 'is required' }]);
     expect(error.toBody('req-1')).toEqual({
-      error: { code: 'invalid_request', message: 'The skip trace request is invalid.', details: [{ path: 'address.zip', message: 'is required' }], requestId: 'req-1' },
+      error: {
+        code: 'invalid_request',
+        message: 'The skip trace request is invalid.',
+        details: [{ path: 'address.zip', message: 'is required' }],
+        requestId: 'req-1',
+      },
     });
     expect(error.extensions).toEqual({ code: 'BAD_USER_INPUT', details: [{ path: 'address.zip', message: 'is required' }] });
   });

@@ -47,37 +47,49 @@ describe('migrations', () => {
   });
 
   // Keys issued before issuers were recorded, and demoted users' keys that still hold ADMIN.
-  it.skipIf(!process.env.DATABASE_URL)('key_issuers leaves legacy issuers null and removes ADMIN from keys of users who are no longer ADMIN', async () => {
-    await withFreshDatabase('migrate_keys', async (url) => {
-      const orm = await MikroORM.init({ entities, extensions: [Migrator], migrations: { migrationsList, snapshot: false }, clientUrl: url, allowGlobalContext: true });
-      try {
-        await orm.migrator.up({ to: 'Migration20261123000200_skip_trace' });
-        const em = orm.em.fork();
-        const org = '00000000-0000-4000-8000-000000000001';
-        await em.execute(`insert into organizations (id, name) values (?, 'Legacy')`, [org]);
-        await em.execute(
-          `insert into users (id, organization_id, email, role) values
+  it.skipIf(!process.env.DATABASE_URL)(
+    'key_issuers leaves legacy issuers null and removes ADMIN from keys of users who are no longer ADMIN',
+    async () => {
+      await withFreshDatabase('migrate_keys', async (url) => {
+        const orm = await MikroORM.init({
+          entities,
+          extensions: [Migrator],
+          migrations: { migrationsList, snapshot: false },
+          clientUrl: url,
+          allowGlobalContext: true,
+        });
+        try {
+          await orm.migrator.up({ to: 'Migration20261123000200_skip_trace' });
+          const em = orm.em.fork();
+          const org = '00000000-0000-4000-8000-000000000001';
+          await em.execute(`insert into organizations (id, name) values (?, 'Legacy')`, [org]);
+          await em.execute(
+            `insert into users (id, organization_id, email, role) values
         ('00000000-0000-4000-8000-0000000000a1', ?, 'admin@x.test', 'ADMIN'),
         ('00000000-0000-4000-8000-0000000000a2', ?, 'demoted@x.test', 'MEMBER')`,
-          [org, org],
-        );
-        await em.execute(`insert into api_keys (id, user_id, key_hash, hint, scopes) values
+            [org, org],
+          );
+          await em.execute(`insert into api_keys (id, user_id, key_hash, hint, scopes) values
         ('00000000-0000-4000-8000-0000000000b1', '00000000-0000-4000-8000-0000000000a1', 'h1', 'x', '{ADMIN,READ}'),
         ('00000000-0000-4000-8000-0000000000b2', '00000000-0000-4000-8000-0000000000a2', 'h2', 'x', '{ADMIN,READ}'),
         ('00000000-0000-4000-8000-0000000000b3', '00000000-0000-4000-8000-0000000000a2', 'h3', 'x', '{ADMIN}')`);
-        await em.execute(`insert into skip_trace_keys (id, organization_id, key_hash, hint) values ('00000000-0000-4000-8000-0000000000c1', ?, 'h4', 'x')`, [org]);
+          await em.execute(
+            `insert into skip_trace_keys (id, organization_id, key_hash, hint) values ('00000000-0000-4000-8000-0000000000c1', ?, 'h4', 'x')`,
+            [org],
+          );
 
-        await orm.migrator.up();
-        const keys = await em.execute(`select id, scopes, revoked_at is not null as revoked, created_by from api_keys order by id`);
-        expect(keys.map((k: any) => ({ ...k, scopes: [...k.scopes] }))).toEqual([
-          { id: '00000000-0000-4000-8000-0000000000b1', scopes: ['ADMIN', 'READ'], revoked: false, created_by: null },
-          { id: '00000000-0000-4000-8000-0000000000b2', scopes: ['READ'], revoked: false, created_by: null },
-          { id: '00000000-0000-4000-8000-0000000000b3', scopes: [], revoked: true, created_by: null },
-        ]);
-        expect(await em.execute(`select created_by from skip_trace_keys`)).toEqual([{ created_by: null }]);
-      } finally {
-        await orm.close(true);
-      }
-    });
-  });
+          await orm.migrator.up();
+          const keys = await em.execute(`select id, scopes, revoked_at is not null as revoked, created_by from api_keys order by id`);
+          expect(keys.map((k: any) => ({ ...k, scopes: [...k.scopes] }))).toEqual([
+            { id: '00000000-0000-4000-8000-0000000000b1', scopes: ['ADMIN', 'READ'], revoked: false, created_by: null },
+            { id: '00000000-0000-4000-8000-0000000000b2', scopes: ['READ'], revoked: false, created_by: null },
+            { id: '00000000-0000-4000-8000-0000000000b3', scopes: [], revoked: true, created_by: null },
+          ]);
+          expect(await em.execute(`select created_by from skip_trace_keys`)).toEqual([{ created_by: null }]);
+        } finally {
+          await orm.close(true);
+        }
+      });
+    },
+  );
 });

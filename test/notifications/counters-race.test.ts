@@ -70,12 +70,17 @@ it('keeps counts exact and updatedCount free of double counting under concurrent
   expect(await mark(user, pick(random, churn, 100), true)).toBe(100);
 
   const readRequests: string[][] = [
-    toRead, toRead, toRead, toRead, // the very same ids, four times at once
+    toRead,
+    toRead,
+    toRead,
+    toRead, // the very same ids, four times at once
     ...Array.from({ length: 8 }, (_, k) => toRead.slice(k * 10, k * 10 + 25)), // overlapping windows
     ...Array.from({ length: 4 }, () => pick(random, toRead, 45)), // random overlapping sets
   ];
   const unreadRequests: string[][] = [
-    toUnread, toUnread, toUnread,
+    toUnread,
+    toUnread,
+    toUnread,
     ...Array.from({ length: 6 }, (_, k) => toUnread.slice(k * 8, k * 8 + 20)),
   ];
   const churnRequests = Array.from({ length: 16 }, (_, k) => ({ ids: pick(random, churn, 40 + (k % 4) * 15), isSeen: k % 2 === 0 }));
@@ -97,7 +102,12 @@ it('keeps counts exact and updatedCount free of double counting under concurrent
   }
   const concurrent = readCounts.length + unreadCounts.length + tasks.length + published.length;
   expect(concurrent).toBeGreaterThanOrEqual(40);
-  const [reads, unreads, , batches] = await Promise.all([Promise.all(readCounts), Promise.all(unreadCounts), Promise.all(tasks), Promise.all(published)]);
+  const [reads, unreads, , batches] = await Promise.all([
+    Promise.all(readCounts),
+    Promise.all(unreadCounts),
+    Promise.all(tasks),
+    Promise.all(published),
+  ]);
 
   // (b) No double counting: each row of a group changed exactly once, and the sums say so.
   const state = await rowState(user.userId);

@@ -84,7 +84,11 @@ async function listAll(user: Provisioned, variables: Record<string, unknown> = {
 /** The contract's order: createdAt descending, then id descending (PostgreSQL uuid order = lower-case hex order). */
 function feedOrder(rows: Array<{ id: string; createdAt: string }>): string[] {
   return [...rows]
-    .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || (a.id.toLowerCase() < b.id.toLowerCase() ? 1 : a.id.toLowerCase() > b.id.toLowerCase() ? -1 : 0))
+    .sort(
+      (a, b) =>
+        Date.parse(b.createdAt) - Date.parse(a.createdAt) ||
+        (a.id.toLowerCase() < b.id.toLowerCase() ? 1 : a.id.toLowerCase() > b.id.toLowerCase() ? -1 : 0),
+    )
     .map((r) => r.id);
 }
 
@@ -106,8 +110,21 @@ function expect422(result: HttpResult, path?: string) {
 }
 
 const FIELDS = [
-  'id', 'notificationType', 'isSeen', 'title', 'body', 'createdAt', 'seenAt',
-  'contactId', 'dealId', 'noteId', 'replyId', 'taskId', 'callId', 'actionType', 'actionTargetId',
+  'id',
+  'notificationType',
+  'isSeen',
+  'title',
+  'body',
+  'createdAt',
+  'seenAt',
+  'contactId',
+  'dealId',
+  'noteId',
+  'replyId',
+  'taskId',
+  'callId',
+  'actionType',
+  'actionTargetId',
 ];
 const RELATED = ['contactId', 'dealId', 'noteId', 'replyId', 'taskId', 'callId', 'actionType', 'actionTargetId'] as const;
 
@@ -161,7 +178,12 @@ describe('listNotifications: order and row shape', () => {
     expect(first).toEqual({ id: fullId, isSeen: false, seenAt: null, ...full });
     expect(second.id).toBe(bareId);
     for (const field of RELATED) expect(second[field], field).toBeNull();
-    expect(second).toMatchObject({ notificationType: 'deal_created', title: 'Bare', body: 'No related records', createdAt: '2025-03-04T05:06:06.000Z' });
+    expect(second).toMatchObject({
+      notificationType: 'deal_created',
+      title: 'Bare',
+      body: 'No related records',
+      createdAt: '2025-03-04T05:06:06.000Z',
+    });
 
     // Once read, seenAt is an ISO 8601 UTC timestamp too.
     expect(await mark(user, [fullId], true)).toBe(1);
@@ -191,7 +213,10 @@ describe('listNotifications: empty feed', () => {
 describe('listNotifications: limit', () => {
   it('defaults to 25 rows and allows at most 50', async () => {
     const user = await service.provision();
-    await seed(user, Array.from({ length: 60 }, (_, i) => ({ title: `n${i}`, createdAt: at(i) })));
+    await seed(
+      user,
+      Array.from({ length: 60 }, (_, i) => ({ title: `n${i}`, createdAt: at(i) })),
+    );
     const byDefault = await list(user);
     expect(byDefault.notifications).toHaveLength(25);
     expect(byDefault.total).toBe(60);
@@ -219,7 +244,10 @@ describe('listNotifications: keyset pagination', () => {
   it('pages through a 60-row feed with limit 7 without repeats or skips; nextCursor is null on the last page', async () => {
     const user = await service.provision();
     // 20 timestamps x 3 rows: ties straddle page boundaries.
-    const rows = await seed(user, Array.from({ length: 60 }, (_, i) => ({ title: `r${i}`, createdAt: at(Math.floor(i / 3)) })));
+    const rows = await seed(
+      user,
+      Array.from({ length: 60 }, (_, i) => ({ title: `r${i}`, createdAt: at(Math.floor(i / 3)) })),
+    );
     const { rows: seen, pages } = await listAll(user, {}, 7);
     expect(pages).toHaveLength(9);
     expect(pages.slice(0, 8).every((p) => p.notifications.length === 7 && typeof p.nextCursor === 'string')).toBe(true);
@@ -232,7 +260,10 @@ describe('listNotifications: keyset pagination', () => {
 
   it('gives a null nextCursor when the last page is exactly full', async () => {
     const user = await service.provision();
-    await seed(user, Array.from({ length: 14 }, (_, i) => ({ createdAt: at(i) })));
+    await seed(
+      user,
+      Array.from({ length: 14 }, (_, i) => ({ createdAt: at(i) })),
+    );
     const first = await list(user, { limit: 7 });
     expect(first.nextCursor).not.toBeNull();
     const second = await list(user, { limit: 7, cursor: first.nextCursor });
@@ -242,7 +273,10 @@ describe('listNotifications: keyset pagination', () => {
 
   it('never repeats or skips a row that existed at the first call while new rows are published and rows are marked', async () => {
     const user = await service.provision();
-    const rows = await seed(user, Array.from({ length: 60 }, (_, i) => ({ title: `old${i}`, createdAt: at(Math.floor(i / 2)) })));
+    const rows = await seed(
+      user,
+      Array.from({ length: 60 }, (_, i) => ({ title: `old${i}`, createdAt: at(Math.floor(i / 2)) })),
+    );
     const expected = feedOrder(rows as any);
     const collected: string[] = [];
     let cursor: string | null = null;
@@ -293,7 +327,10 @@ describe('listNotifications: keyset pagination', () => {
 
   it('refuses a tampered cursor and a cursor of the wrong type with 422', async () => {
     const user = await service.provision();
-    await seed(user, Array.from({ length: 5 }, (_, i) => ({ createdAt: at(i) })));
+    await seed(
+      user,
+      Array.from({ length: 5 }, (_, i) => ({ createdAt: at(i) })),
+    );
     const { nextCursor } = await list(user, { limit: 2 });
     expect(nextCursor).toEqual(expect.any(String));
     const decoded = JSON.parse(Buffer.from(nextCursor!, 'base64url').toString('utf8'));
@@ -306,7 +343,10 @@ describe('listNotifications: keyset pagination', () => {
 
   it('refuses a re-encoded cursor whose time lies outside 0001..9999 with 422 (not a 500 from PostgreSQL), and accepts both ends', async () => {
     const user = await service.provision();
-    await seed(user, Array.from({ length: 3 }, (_, i) => ({ createdAt: at(i) })));
+    await seed(
+      user,
+      Array.from({ length: 3 }, (_, i) => ({ createdAt: at(i) })),
+    );
     const { nextCursor } = await list(user, { limit: 1 });
     const [, id, tag] = JSON.parse(Buffer.from(nextCursor!, 'base64url').toString('utf8'));
     const reencoded = (millis: unknown) => Buffer.from(JSON.stringify([millis, id, tag])).toString('base64url');
@@ -321,11 +361,17 @@ describe('listNotifications: keyset pagination', () => {
     expect((await list(user, { cursor: reencoded(earliest) })).notifications).toHaveLength(0);
   });
 
-  it('refuses a cursor from another user\'s feed with 422', async () => {
+  it("refuses a cursor from another user's feed with 422", async () => {
     const alice = await service.provision();
     const bob = await service.provision();
-    await seed(alice, Array.from({ length: 5 }, (_, i) => ({ createdAt: at(i) })));
-    await seed(bob, Array.from({ length: 5 }, (_, i) => ({ createdAt: at(i) })));
+    await seed(
+      alice,
+      Array.from({ length: 5 }, (_, i) => ({ createdAt: at(i) })),
+    );
+    await seed(
+      bob,
+      Array.from({ length: 5 }, (_, i) => ({ createdAt: at(i) })),
+    );
     const aliceCursor = (await list(alice, { limit: 2 })).nextCursor;
     expect(aliceCursor).toEqual(expect.any(String));
     expect422(await call(bob, 'listNotifications', { limit: 2, cursor: aliceCursor }));
@@ -386,7 +432,10 @@ describe('listNotifications: filters', () => {
 
   it('seen filter: true lists read rows, false unread rows, omitted both; total follows', async () => {
     const user = await service.provision();
-    const rows = await seed(user, Array.from({ length: 5 }, (_, i) => ({ createdAt: at(i) })));
+    const rows = await seed(
+      user,
+      Array.from({ length: 5 }, (_, i) => ({ createdAt: at(i) })),
+    );
     const read = [rows[1].id, rows[3].id];
     await mark(user, read, true);
     const readPage = await list(user, { seen: true });
@@ -412,10 +461,19 @@ describe('listNotifications: filters', () => {
         createdAt: at(i),
       })),
     );
-    await mark(user, rows.filter((_, i) => i % 4 === 0).map((r) => r.id), true);
+    await mark(
+      user,
+      rows.filter((_, i) => i % 4 === 0).map((r) => r.id),
+      true,
+    );
     const isRead = (i: number) => i % 4 === 0;
     const expectTotal = (type: string | null, seen: boolean | null, term: string | null) =>
-      rows.filter((r, i) => (type === null || r.notificationType === type) && (seen === null || isRead(i) === seen) && (term === null || r.title.toLowerCase().includes(term.toLowerCase()))).length;
+      rows.filter(
+        (r, i) =>
+          (type === null || r.notificationType === type) &&
+          (seen === null || isRead(i) === seen) &&
+          (term === null || r.title.toLowerCase().includes(term.toLowerCase())),
+      ).length;
     for (const type of [null, 'reply_received', 'deal_created']) {
       for (const seen of [null, true, false]) {
         for (const term of [null, 'replied']) {
@@ -504,7 +562,10 @@ describe('listNotifications: searchTerm', () => {
 
   it('an empty searchTerm is the same as omitting it', async () => {
     const user = await service.provision();
-    const [first] = await seed(user, [{ title: 'a', createdAt: at(1) }, { title: 'b', createdAt: at(2) }]);
+    const [first] = await seed(user, [
+      { title: 'a', createdAt: at(1) },
+      { title: 'b', createdAt: at(2) },
+    ]);
     await mark(user, [first.id], true);
     const empty = await list(user, { searchTerm: '' });
     expect(empty).toEqual(await list(user));
@@ -546,7 +607,10 @@ describe('listNotifications: searchTerm length is counted in characters', () => 
 describe('markNotificationsRead', () => {
   it('isSeen true sets isSeen and seenAt; false clears seenAt', async () => {
     const user = await service.provision();
-    const rows = await seed(user, Array.from({ length: 3 }, (_, i) => ({ createdAt: at(i) })));
+    const rows = await seed(
+      user,
+      Array.from({ length: 3 }, (_, i) => ({ createdAt: at(i) })),
+    );
     const before = Date.now();
     expect(await mark(user, [rows[0].id, rows[1].id], true)).toBe(2);
     const after = Date.now();
@@ -569,7 +633,10 @@ describe('markNotificationsRead', () => {
 
   it('updatedCount counts only rows whose state changed', async () => {
     const user = await service.provision();
-    const rows = await seed(user, Array.from({ length: 4 }, (_, i) => ({ createdAt: at(i) })));
+    const rows = await seed(
+      user,
+      Array.from({ length: 4 }, (_, i) => ({ createdAt: at(i) })),
+    );
     const ids = rows.map((r) => r.id);
     expect(await mark(user, ids.slice(0, 2), true)).toBe(2);
     expect(await mark(user, ids.slice(0, 2), true)).toBe(0); // marking twice
@@ -583,12 +650,20 @@ describe('markNotificationsRead', () => {
     expect(await counts(user)).toEqual({ unreadCount: 4, readCount: 0 });
   });
 
-  it('silently ignores another user\'s ids, unknown UUIDs and malformed ids', async () => {
+  it("silently ignores another user's ids, unknown UUIDs and malformed ids", async () => {
     const me = await service.provision();
     const other = await service.provision();
     const [mine] = await seed(me, [{ title: 'mine' }]);
     const [theirs] = await seed(other, [{ title: 'theirs' }]);
-    const ignored = [theirs.id, randomUUID(), 'not-a-uuid', '', '00000000-0000-0000-0000-00000000000g', `${theirs.id} `, "'; drop table notifications; --"];
+    const ignored = [
+      theirs.id,
+      randomUUID(),
+      'not-a-uuid',
+      '',
+      '00000000-0000-0000-0000-00000000000g',
+      `${theirs.id} `,
+      "'; drop table notifications; --",
+    ];
 
     for (const isSeen of [true, false]) {
       const result = await call(me, 'markNotificationsRead', { notificationIds: ignored, isSeen });
@@ -710,8 +785,13 @@ describe('getNotificationCounts and getAvailableNotificationTypes', () => {
   it('every catalog type is accepted as notificationTypeFilter', async () => {
     const user = await service.provision();
     const { types } = ok(await call(user, 'getAvailableNotificationTypes'));
-    const defaults = types.filter((t: { category: string }) => ['deals', 'contacts', 'notes', 'replies', 'tasks', 'calls', 'skip_trace'].includes(t.category));
-    await seed(user, defaults.map((t: { notificationType: string }) => ({ notificationType: t.notificationType })));
+    const defaults = types.filter((t: { category: string }) =>
+      ['deals', 'contacts', 'notes', 'replies', 'tasks', 'calls', 'skip_trace'].includes(t.category),
+    );
+    await seed(
+      user,
+      defaults.map((t: { notificationType: string }) => ({ notificationType: t.notificationType })),
+    );
     for (const { notificationType } of defaults) {
       const page = await list(user, { notificationTypeFilter: notificationType });
       expect(page.total, notificationType).toBe(1);

@@ -19,7 +19,8 @@ let readKey: string;
 let skipTraceKey: string;
 
 const rssMiB = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${service.child.pid}/status`, 'utf8'))![1]) / 1024;
-const counts = () => json(`${service.url}/api/v1/call`, { bearer: readKey, body: JSON.stringify({ operationId: 'getNotificationCounts' }) });
+const counts = () =>
+  json(`${service.url}/api/v1/call`, { bearer: readKey, body: JSON.stringify({ operationId: 'getNotificationCounts' }) });
 const ADDRESS = { line1: '77 Sunset Strip', city: 'Austin', state: 'TX', zip: '78701' };
 
 /** Median latency of `n` sequential gateway calls, all of which must succeed. */
@@ -43,14 +44,82 @@ beforeAll(async () => {
     SKIPTRACE_RATE_LIMIT_PER_MIN: '100000',
     AUTH_FAILURE_LIMIT_PER_MIN: '100000',
   });
-  const org = (await graphql(service, `mutation($n: String!) { createOrganization(name: $n) { id } }`, { n: `Adversary ${randomUUID()}` })).body.data.createOrganization.id;
-  const user = (await graphql(service, `mutation($o: ID!, $e: String!) { createUser(organizationId: $o, email: $e) { id } }`, { o: org, e: `${randomUUID()}@example.com` })).body.data.createUser.id;
-  readKey = (await graphql(service, `mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { secret } }`, { u: user })).body.data.createApiKey.secret;
-  skipTraceKey = (await graphql(service, `mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: org })).body.data.generateSkipTraceKey.secret;
-  await graphql(service, `mutation($o: ID!, $r: String!) { addSkipTraceCredits(organizationId: $o, amount: 100, reference: $r) { id } }`, { o: org, r: randomUUID() });
-  const imported = await graphql(service, `mutation($i: [PropertyRecordInput!]!) { importPropertyRecords(input: $i) { imported } }`, {
-    i: [{ address: ADDRESS, owners: [{ type: 'person', firstName: 'Ada', lastName: 'Stone' }] }],
-  });
+  const org = (
+    await graphql(
+      service,
+      `
+        mutation ($n: String!) {
+          createOrganization(name: $n) {
+            id
+          }
+        }
+      `,
+      { n: `Adversary ${randomUUID()}` },
+    )
+  ).body.data.createOrganization.id;
+  const user = (
+    await graphql(
+      service,
+      `
+        mutation ($o: ID!, $e: String!) {
+          createUser(organizationId: $o, email: $e) {
+            id
+          }
+        }
+      `,
+      { o: org, e: `${randomUUID()}@example.com` },
+    )
+  ).body.data.createUser.id;
+  readKey = (
+    await graphql(
+      service,
+      `
+        mutation ($u: ID!) {
+          createApiKey(userId: $u, scopes: [READ]) {
+            secret
+          }
+        }
+      `,
+      { u: user },
+    )
+  ).body.data.createApiKey.secret;
+  skipTraceKey = (
+    await graphql(
+      service,
+      `
+        mutation ($o: ID!) {
+          generateSkipTraceKey(organizationId: $o) {
+            secret
+          }
+        }
+      `,
+      { o: org },
+    )
+  ).body.data.generateSkipTraceKey.secret;
+  await graphql(
+    service,
+    `
+      mutation ($o: ID!, $r: String!) {
+        addSkipTraceCredits(organizationId: $o, amount: 100, reference: $r) {
+          id
+        }
+      }
+    `,
+    { o: org, r: randomUUID() },
+  );
+  const imported = await graphql(
+    service,
+    `
+      mutation ($i: [PropertyRecordInput!]!) {
+        importPropertyRecords(input: $i) {
+          imported
+        }
+      }
+    `,
+    {
+      i: [{ address: ADDRESS, owners: [{ type: 'person', firstName: 'Ada', lastName: 'Stone' }] }],
+    },
+  );
   expect(imported.body.data.importPropertyRecords.imported).toBe(1);
 }, 120_000);
 
@@ -62,7 +131,9 @@ describe('a READ-only key cannot exhaust the heap through /graphql', () => {
   it('refuses aliased introspection with fragment fan-out with a 4xx, and the process keeps its usual speed', async () => {
     const before = await gatewayLatencyMs();
     for (const aliases of [5, 15]) {
-      const results = await pool(20, 4, () => json(`${service.url}/graphql`, { bearer: readKey, body: JSON.stringify({ query: aliasedIntrospection(aliases) }) }));
+      const results = await pool(20, 4, () =>
+        json(`${service.url}/graphql`, { bearer: readKey, body: JSON.stringify({ query: aliasedIntrospection(aliases) }) }),
+      );
       for (const result of results) {
         expect(result.status, JSON.stringify(result.body).slice(0, 300)).toBe(400);
         expect(result.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
@@ -70,11 +141,16 @@ describe('a READ-only key cannot exhaust the heap through /graphql', () => {
     }
     expect(service.child.exitCode).toBeNull();
     // GraphiQL's own introspection still works, for the same key.
-    const introspection = await json(`${service.url}/graphql`, { bearer: readKey, body: JSON.stringify({ query: getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true }) }) });
+    const introspection = await json(`${service.url}/graphql`, {
+      bearer: readKey,
+      body: JSON.stringify({ query: getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true }) }),
+    });
     expect(introspection.status).toBe(200);
     expect(introspection.body.data.__schema.types.length).toBeGreaterThan(20);
     const after = await gatewayLatencyMs();
-    console.log(`gateway median latency before the attack ${before.toFixed(1)} ms, after ${after.toFixed(1)} ms; RSS ${rssMiB().toFixed(0)} MiB`);
+    console.log(
+      `gateway median latency before the attack ${before.toFixed(1)} ms, after ${after.toFixed(1)} ms; RSS ${rssMiB().toFixed(0)} MiB`,
+    );
     expect(after).toBeLessThan(Math.max(3 * before, before + 25));
   });
 
@@ -84,9 +160,13 @@ describe('a READ-only key cannot exhaust the heap through /graphql', () => {
     // Each document twice: the second request of a document is the one that compiles it, when it is
     // small enough (7 aliased pages are; 15 are not).
     for (const aliases of [15, 7]) {
-      const results = await pool(2 * DOCUMENTS, 4, (i) => json(`${service.url}/graphql`, { bearer: readKey, body: JSON.stringify({ query: distinctFeedDocument(i >> 1, aliases) }) }));
+      const results = await pool(2 * DOCUMENTS, 4, (i) =>
+        json(`${service.url}/graphql`, { bearer: readKey, body: JSON.stringify({ query: distinctFeedDocument(i >> 1, aliases) }) }),
+      );
       expect(results.filter((r) => r.status !== 200)).toEqual([]);
-      console.log(`${DOCUMENTS} distinct ${aliases}-alias documents, each sent twice: RSS ${baseline.toFixed(0)} → ${rssMiB().toFixed(0)} MiB`);
+      console.log(
+        `${DOCUMENTS} distinct ${aliases}-alias documents, each sent twice: RSS ${baseline.toFixed(0)} → ${rssMiB().toFixed(0)} MiB`,
+      );
     }
     const grown = rssMiB() - baseline;
     // Each compiled document once kept ~1.7 MB alive: 400 of them would be ~680 MB and a dead process.

@@ -24,7 +24,10 @@ let skipTraceKey: string;
 let gatewayKey: string;
 
 beforeAll(async () => {
-  writeFileSync(recordsFile, `${JSON.stringify({ address: importedAddress, owners: [{ type: 'person', firstName: 'Lena', lastName: 'Lock' }] })}\n`);
+  writeFileSync(
+    recordsFile,
+    `${JSON.stringify({ address: importedAddress, owners: [{ type: 'person', firstName: 'Lena', lastName: 'Lock' }] })}\n`,
+  );
   running = await spawnService(embedded);
   const output = running.logs.join('');
   skipTraceKey = output.match(/\bstk_[0-9A-Za-z]{40}\b/)![0];
@@ -40,7 +43,10 @@ afterAll(async () => {
 const trace = (service: ServiceProcess, address: typeof importedAddress) =>
   json(`${service.url}/api/v1/skiptrace`, { bearer: skipTraceKey, body: JSON.stringify({ address }) });
 const notificationCount = async (service: ServiceProcess) => {
-  const { body } = await json(`${service.url}/api/v1/call`, { bearer: gatewayKey, body: JSON.stringify({ operationId: 'getNotificationCounts', variables: {} }) });
+  const { body } = await json(`${service.url}/api/v1/call`, {
+    bearer: gatewayKey,
+    body: JSON.stringify({ operationId: 'getNotificationCounts', variables: {} }),
+  });
   return body.data.unreadCount + body.data.readCount;
 };
 

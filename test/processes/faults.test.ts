@@ -50,7 +50,11 @@ async function database(): Promise<pg.Client> {
 async function bounded(path: string, bearer: string, body: unknown) {
   const started = Date.now();
   try {
-    const result = await json(`${service.url}${path}`, { bearer, body: JSON.stringify(body), signal: AbortSignal.timeout(REQUEST_BOUND_MS) });
+    const result = await json(`${service.url}${path}`, {
+      bearer,
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(REQUEST_BOUND_MS),
+    });
     return { status: result.status, code: result.body?.error?.code as string | undefined, ms: Date.now() - started };
   } catch (error) {
     return { status: 0, code: String((error as Error).name), ms: Date.now() - started };
@@ -64,12 +68,21 @@ function load(count: number, concurrency = 16) {
       case 0:
         return bounded('/api/v1/call', org.gk, { operationId: 'listNotifications', variables: { limit: 10 } });
       case 1: {
-        const page = await json(`${service.url}/api/v1/call`, { bearer: org.gk, body: JSON.stringify({ operationId: 'listNotifications', variables: { limit: 5 } }), signal: AbortSignal.timeout(REQUEST_BOUND_MS) }).catch(() => null);
+        const page = await json(`${service.url}/api/v1/call`, {
+          bearer: org.gk,
+          body: JSON.stringify({ operationId: 'listNotifications', variables: { limit: 5 } }),
+          signal: AbortSignal.timeout(REQUEST_BOUND_MS),
+        }).catch(() => null);
         const ids = page?.body?.data?.notifications?.map((n: { id: string }) => n.id) ?? [];
-        return bounded('/api/v1/call', org.gk, { operationId: 'markNotificationsRead', variables: { notificationIds: ids, isSeen: i % 8 === 1 } });
+        return bounded('/api/v1/call', org.gk, {
+          operationId: 'markNotificationsRead',
+          variables: { notificationIds: ids, isSeen: i % 8 === 1 },
+        });
       }
       case 2:
-        return bounded('/api/v1/skiptrace', org.stk, { address: { line1: `${i % 5} Fault Line Rd`, city: 'Austin', state: 'TX', zip: '78701' } });
+        return bounded('/api/v1/skiptrace', org.stk, {
+          address: { line1: `${i % 5} Fault Line Rd`, city: 'Austin', state: 'TX', zip: '78701' },
+        });
       default:
         return bounded('/graphql', service === undefined ? '' : platform, {
           query: `mutation($u: ID!) { publishNotifications(input: [{ userId: $u, notificationType: "task_assigned", title: "t", body: "b" }]) { id } }`,
@@ -133,14 +146,79 @@ beforeAll(async () => {
   });
   const { platformToken } = await import('./spawn-service.js');
   platform = platformToken;
-  const created = await graphql(service, `mutation { createOrganization(name: "Faults") { id } }`);
+  const created = await graphql(
+    service,
+    `
+      mutation {
+        createOrganization(name: "Faults") {
+          id
+        }
+      }
+    `,
+  );
   const organizationId = created.body.data.createOrganization.id;
-  await graphql(service, `mutation($o: ID!) { addSkipTraceCredits(organizationId: $o, amount: 100000, reference: "seed") { id } }`, { o: organizationId });
-  const stk = (await graphql(service, `mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: organizationId })).body.data.generateSkipTraceKey.secret;
-  const user = (await graphql(service, `mutation($o: ID!, $e: String!) { createUser(organizationId: $o, email: $e) { id } }`, { o: organizationId, e: `${randomUUID()}@example.com` })).body.data.createUser.id;
-  const gk = (await graphql(service, `mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ, WRITE]) { secret } }`, { u: user })).body.data.createApiKey.secret;
+  await graphql(
+    service,
+    `
+      mutation ($o: ID!) {
+        addSkipTraceCredits(organizationId: $o, amount: 100000, reference: "seed") {
+          id
+        }
+      }
+    `,
+    { o: organizationId },
+  );
+  const stk = (
+    await graphql(
+      service,
+      `
+        mutation ($o: ID!) {
+          generateSkipTraceKey(organizationId: $o) {
+            secret
+          }
+        }
+      `,
+      { o: organizationId },
+    )
+  ).body.data.generateSkipTraceKey.secret;
+  const user = (
+    await graphql(
+      service,
+      `
+        mutation ($o: ID!, $e: String!) {
+          createUser(organizationId: $o, email: $e) {
+            id
+          }
+        }
+      `,
+      { o: organizationId, e: `${randomUUID()}@example.com` },
+    )
+  ).body.data.createUser.id;
+  const gk = (
+    await graphql(
+      service,
+      `
+        mutation ($u: ID!) {
+          createApiKey(userId: $u, scopes: [READ, WRITE]) {
+            secret
+          }
+        }
+      `,
+      { u: user },
+    )
+  ).body.data.createApiKey.secret;
   org = { organizationId, stk, userId: user, gk };
-  await graphql(service, `mutation($u: ID!) { publishNotifications(input: [{ userId: $u, notificationType: "deal_created", title: "seed", body: "b" }]) { id } }`, { u: user });
+  await graphql(
+    service,
+    `
+      mutation ($u: ID!) {
+        publishNotifications(input: [{ userId: $u, notificationType: "deal_created", title: "seed", body: "b" }]) {
+          id
+        }
+      }
+    `,
+    { u: user },
+  );
 });
 afterAll(async () => {
   await service?.stop();
@@ -156,12 +234,17 @@ describe('faults', () => {
     for (let i = 0; i < 5; i++) {
       await sleep(150);
       const client = await database();
-      const result = await client.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`);
+      const result = await client.query(
+        `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`,
+      );
       killed += result.rowCount ?? 0;
     }
     const results = await running;
     expect(killed).toBeGreaterThan(0);
-    console.info(`killed ${killed} connections; statuses:`, JSON.stringify(Object.fromEntries(results.reduce((m, r) => m.set(r.status, (m.get(r.status) ?? 0) + 1), new Map<number, number>()))));
+    console.info(
+      `killed ${killed} connections; statuses:`,
+      JSON.stringify(Object.fromEntries(results.reduce((m, r) => m.set(r.status, (m.get(r.status) ?? 0) + 1), new Map<number, number>()))),
+    );
     expect(results.every((r) => r.status !== 0 && r.ms < REQUEST_BOUND_MS)).toBe(true);
     expect(results.every((r) => r.status < 500 || r.code === 'internal_error' || r.status === 503)).toBe(true);
     expect(service.child.exitCode).toBeNull();
@@ -194,7 +277,10 @@ describe('faults', () => {
       expect(ready.status).toBe(503);
       expect((await ready.json()).checks.redis).toBe('down');
     } finally {
-      execSync(`redis-server --daemonize yes --bind 127.0.0.1 -::1 --port ${port} --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log`, { stdio: 'ignore' });
+      execSync(
+        `redis-server --daemonize yes --bind 127.0.0.1 -::1 --port ${port} --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log`,
+        { stdio: 'ignore' },
+      );
     }
     const deadline = Date.now() + 30_000;
     while ((await fetch(`${service.url}/readyz`)).status !== 200) {
@@ -202,7 +288,10 @@ describe('faults', () => {
       await sleep(250);
     }
     // Shared windows are back: the key's window lives in Redis again.
-    const before = await json(`${service.url}/api/v1/call`, { bearer: org.gk, body: JSON.stringify({ operationId: 'getNotificationCounts' }) });
+    const before = await json(`${service.url}/api/v1/call`, {
+      bearer: org.gk,
+      body: JSON.stringify({ operationId: 'getNotificationCounts' }),
+    });
     expect(before.status).toBe(200);
     const keys = execSync(`redis-cli -p ${port} --scan --pattern 'rl:gateway:*'`).toString().trim();
     expect(keys.length).toBeGreaterThan(0);
@@ -215,7 +304,9 @@ describe('faults', () => {
     vendor.setDelay(1000);
     const line = randomUUID().slice(0, 8);
     const inFlight = Promise.all(
-      Array.from({ length: 8 }, (_, i) => bounded('/api/v1/skiptrace', org.stk, { address: { line1: `${i} ${line} Drain St`, city: 'Austin', state: 'TX', zip: '78701' } })),
+      Array.from({ length: 8 }, (_, i) =>
+        bounded('/api/v1/skiptrace', org.stk, { address: { line1: `${i} ${line} Drain St`, city: 'Austin', state: 'TX', zip: '78701' } }),
+      ),
     );
     await sleep(300);
     const started = Date.now();

@@ -54,7 +54,15 @@ function productionStartCommand(): string[] {
 async function startProcess(env: Record<string, string>) {
   const port = await freePort();
   const child = spawn(process.execPath, productionStartCommand(), {
-    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', INTERNAL_API_TOKEN: platformToken, HOST: '127.0.0.1', PORT: String(port), ...env },
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      INTERNAL_API_TOKEN: platformToken,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
@@ -68,7 +76,10 @@ async function startProcess(env: Record<string, string>) {
  * Runs `npm start`'s command for a start that is expected to stop by itself (a refusal): its exit
  * code (null when it was still running after `timeoutMs` and had to be killed), output and duration.
  */
-export async function runServiceToExit(env: Record<string, string>, timeoutMs = 20_000): Promise<{ code: number | null; output: string; ms: number }> {
+export async function runServiceToExit(
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; output: string; ms: number }> {
   productionStartCommand(); // the build is not part of the measured time
   const started = Date.now();
   const { child, logs, exited } = await startProcess(env);
@@ -84,7 +95,10 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`service exited during start-up:\n${logs.join('')}`);
-    const ready = await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
+    const ready = await fetch(`${url}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ready) break;
     if (Date.now() > deadline) throw new Error(`service not ready after 60 s:\n${logs.join('')}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -106,7 +120,11 @@ export async function json(url: string, init: RequestInit & { bearer?: string; b
   const response = await fetch(url, {
     method: 'POST',
     ...rest,
-    headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}), ...(rest.headers as Record<string, string>) },
+    headers: {
+      'content-type': 'application/json',
+      ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
+      ...(rest.headers as Record<string, string>),
+    },
   });
   const text = await response.text();
   let body: any;

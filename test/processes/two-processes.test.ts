@@ -33,29 +33,92 @@ afterAll(async () => {
 });
 
 async function organization(credits: number) {
-  const org = await graphql(a, `mutation { createOrganization(name: "Two processes") { id } }`);
+  const org = await graphql(
+    a,
+    `
+      mutation {
+        createOrganization(name: "Two processes") {
+          id
+        }
+      }
+    `,
+  );
   const organizationId = org.body.data.createOrganization.id as string;
-  if (credits) await graphql(a, `mutation($o: ID!, $n: Int!) { addSkipTraceCredits(organizationId: $o, amount: $n, reference: "seed") { id } }`, { o: organizationId, n: credits });
-  const key = await graphql(b, `mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: organizationId });
+  if (credits)
+    await graphql(
+      a,
+      `
+        mutation ($o: ID!, $n: Int!) {
+          addSkipTraceCredits(organizationId: $o, amount: $n, reference: "seed") {
+            id
+          }
+        }
+      `,
+      { o: organizationId, n: credits },
+    );
+  const key = await graphql(
+    b,
+    `
+      mutation ($o: ID!) {
+        generateSkipTraceKey(organizationId: $o) {
+          secret
+        }
+      }
+    `,
+    { o: organizationId },
+  );
   return { organizationId, stk: key.body.data.generateSkipTraceKey.secret as string };
 }
 
 async function gatewayKey(organizationId: string) {
-  const user = await graphql(a, `mutation($o: ID!, $e: String!) { createUser(organizationId: $o, email: $e) { id } }`, { o: organizationId, e: `${randomUUID()}@example.com` });
-  const key = await graphql(a, `mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ, WRITE]) { id secret } }`, { u: user.body.data.createUser.id });
+  const user = await graphql(
+    a,
+    `
+      mutation ($o: ID!, $e: String!) {
+        createUser(organizationId: $o, email: $e) {
+          id
+        }
+      }
+    `,
+    { o: organizationId, e: `${randomUUID()}@example.com` },
+  );
+  const key = await graphql(
+    a,
+    `
+      mutation ($u: ID!) {
+        createApiKey(userId: $u, scopes: [READ, WRITE]) {
+          id
+          secret
+        }
+      }
+    `,
+    { u: user.body.data.createUser.id },
+  );
   return key.body.data.createApiKey as { id: string; secret: string };
 }
 
 const trace = (service: ServiceProcess, stk: string, line1: string) =>
-  json(`${service.url}/api/v1/skiptrace`, { bearer: stk, body: JSON.stringify({ address: { line1, city: 'Austin', state: 'TX', zip: '78701' } }) });
-const list = (service: ServiceProcess, key: string) => json(`${service.url}/api/v1/call`, { bearer: key, body: JSON.stringify({ operationId: 'listNotifications' }) });
+  json(`${service.url}/api/v1/skiptrace`, {
+    bearer: stk,
+    body: JSON.stringify({ address: { line1, city: 'Austin', state: 'TX', zip: '78701' } }),
+  });
+const list = (service: ServiceProcess, key: string) =>
+  json(`${service.url}/api/v1/call`, { bearer: key, body: JSON.stringify({ operationId: 'listNotifications' }) });
 
 describe('two server processes sharing PostgreSQL and Redis', () => {
   it('refuses a gateway key revoked through one process on the other at the very next request', async () => {
     const { organizationId } = await organization(0);
     const key = await gatewayKey(organizationId);
     expect((await list(b, key.secret)).status).toBe(200);
-    await graphql(a, `mutation($id: ID!) { revokeApiKey(id: $id) }`, { id: key.id });
+    await graphql(
+      a,
+      `
+        mutation ($id: ID!) {
+          revokeApiKey(id: $id)
+        }
+      `,
+      { id: key.id },
+    );
     expect((await list(b, key.secret)).status).toBe(401);
   });
 
@@ -63,7 +126,17 @@ describe('two server processes sharing PostgreSQL and Redis', () => {
     const org = await organization(5);
     const line1 = `${randomUUID().slice(0, 8)} Rotation Rd`;
     expect((await trace(b, org.stk, line1)).status).toBe(200);
-    const rotated = await graphql(a, `mutation($o: ID!) { rotateSkipTraceKey(organizationId: $o) { secret } }`, { o: org.organizationId });
+    const rotated = await graphql(
+      a,
+      `
+        mutation ($o: ID!) {
+          rotateSkipTraceKey(organizationId: $o) {
+            secret
+          }
+        }
+      `,
+      { o: org.organizationId },
+    );
     expect((await trace(b, org.stk, line1)).status).toBe(401);
     expect((await trace(b, rotated.body.data.rotateSkipTraceKey.secret, line1)).status).toBe(200);
   });

@@ -19,7 +19,11 @@ let service: TestService;
 beforeAll(async () => {
   service = await startService(
     { LOG_LEVEL: process.env.DEBUG_LOG ? 'error' : 'info', SKIPTRACE_MAX_IN_FLIGHT: '3' },
-    { logDestination: new Writable({ write: (chunk, _encoding, done) => (logLines.push(String(chunk)), process.env.DEBUG_LOG && process.stderr.write(chunk), done()) }) },
+    {
+      logDestination: new Writable({
+        write: (chunk, _encoding, done) => (logLines.push(String(chunk)), process.env.DEBUG_LOG && process.stderr.write(chunk), done()),
+      }),
+    },
   );
   const imported = await service.graphql(`mutation($i: [PropertyRecordInput!]!) { importPropertyRecords(input: $i) { imported } }`, {
     i: [{ address: ADDRESS, owners: [{ type: 'person', firstName: 'Ada', lastName: 'Stone' }] }],
@@ -31,20 +35,36 @@ afterAll(() => service?.close());
 /** An organization with a skip trace key and `credits` credits. */
 async function skipTraceOrganization(credits: number) {
   const { organizationId } = await service.provision();
-  const key = (await service.graphql(`mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: organizationId })).body.data.generateSkipTraceKey.secret as string;
-  await service.graphql(`mutation($o: ID!, $a: Int!, $r: String!) { addSkipTraceCredits(organizationId: $o, amount: $a, reference: $r) { id } }`, { o: organizationId, a: credits, r: randomUUID() });
+  const key = (await service.graphql(`mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: organizationId }))
+    .body.data.generateSkipTraceKey.secret as string;
+  await service.graphql(
+    `mutation($o: ID!, $a: Int!, $r: String!) { addSkipTraceCredits(organizationId: $o, amount: $a, reference: $r) { id } }`,
+    { o: organizationId, a: credits, r: randomUUID() },
+  );
   return { organizationId, key };
 }
 
 async function ledger(organizationId: string) {
-  const [org] = await service.sql<{ credits: number }>(`select skip_trace_credits as credits from organizations where id = ?`, [organizationId]);
-  const [charges] = await service.sql<{ n: number }>(`select count(*)::int as n from skip_trace_credit_ledger where organization_id = ? and kind = 'charge'`, [organizationId]);
-  const [charged] = await service.sql<{ n: number }>(`select count(*)::int as n from skip_trace_requests where organization_id = ? and charged`, [organizationId]);
+  const [org] = await service.sql<{ credits: number }>(`select skip_trace_credits as credits from organizations where id = ?`, [
+    organizationId,
+  ]);
+  const [charges] = await service.sql<{ n: number }>(
+    `select count(*)::int as n from skip_trace_credit_ledger where organization_id = ? and kind = 'charge'`,
+    [organizationId],
+  );
+  const [charged] = await service.sql<{ n: number }>(
+    `select count(*)::int as n from skip_trace_requests where organization_id = ? and charged`,
+    [organizationId],
+  );
   return { credits: org.credits, charges: charges.n, chargedRequests: charged.n };
 }
 
 const restTrace = (key: string, body: unknown = { address: ADDRESS }) =>
-  service.request('/api/v1/skiptrace', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+  service.request('/api/v1/skiptrace', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify(body),
+  });
 
 /** Sends raw bytes and returns what came back before the server closed the connection. */
 function raw(bytes: string): Promise<string> {
@@ -77,7 +97,11 @@ describe('a trace is charged only when its result is delivered', () => {
     }
     expect(await ledger(organizationId)).toEqual({ credits: 10, charges: 0, chargedRequests: 0 });
     // One trace, with __typename beside it, is one credit and one delivered result.
-    const single = await service.graphql(`mutation($input: SkipTraceInput!) { __typename skipTrace(input: $input) { id status } }`, { input: { address: ADDRESS } }, key);
+    const single = await service.graphql(
+      `mutation($input: SkipTraceInput!) { __typename skipTrace(input: $input) { id status } }`,
+      { input: { address: ADDRESS } },
+      key,
+    );
     expect(single.body.data.skipTrace.status).toBe('records_found');
     expect(await ledger(organizationId)).toEqual({ credits: 9, charges: 1, chargedRequests: 1 });
   });
@@ -89,15 +113,17 @@ describe('a trace is charged only when its result is delivered', () => {
     const port = Number(new URL(service.baseUrl).port);
     // Fifteen requests, each closed at a different moment: at once, or after a few milliseconds.
     await Promise.all(
-      Array.from({ length: 15 }, (_, i) =>
-        new Promise<void>((resolve) => {
-          const socket = connect(port, '127.0.0.1', () => {
-            socket.write(request);
-            setTimeout(() => socket.destroy(), i % 5);
-          });
-          socket.on('error', () => undefined);
-          socket.on('close', () => resolve());
-        }),
+      Array.from(
+        { length: 15 },
+        (_, i) =>
+          new Promise<void>((resolve) => {
+            const socket = connect(port, '127.0.0.1', () => {
+              socket.write(request);
+              setTimeout(() => socket.destroy(), i % 5);
+            });
+            socket.on('error', () => undefined);
+            socket.on('close', () => resolve());
+          }),
       ),
     );
     // The key is not locked out: its slots came back, on REST and on /graphql.
@@ -106,7 +132,10 @@ describe('a trace is charged only when its result is delivered', () => {
     expect(viaGraphql.body.data?.skipTrace.status).toBe('records_found');
     // Only the two delivered traces are charged, once the reversals of undelivered ones have run.
     await expect.poll(() => ledger(organizationId), { timeout: 5000 }).toEqual({ credits: 48, charges: 2, chargedRequests: 2 });
-    const outcomes = await service.sql<{ outcome: string; n: number }>(`select outcome, count(*)::int as n from skip_trace_requests where organization_id = ? group by outcome order by outcome`, [organizationId]);
+    const outcomes = await service.sql<{ outcome: string; n: number }>(
+      `select outcome, count(*)::int as n from skip_trace_requests where organization_id = ? group by outcome order by outcome`,
+      [organizationId],
+    );
     expect(outcomes.find((o) => o.outcome === 'records_found')?.n).toBe(2);
   });
 
@@ -115,9 +144,13 @@ describe('a trace is charged only when its result is delivered', () => {
     // Hold the key's three slots with requests whose bodies have not arrived yet.
     const body = JSON.stringify({ address: ADDRESS });
     const port = Number(new URL(service.baseUrl).port);
-    const holders = Array.from({ length: 3 }, () => connect(port, '127.0.0.1', function (this: ReturnType<typeof connect>) {
-      this.write(`POST /api/v1/skiptrace HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
-    }).on('error', () => undefined));
+    const holders = Array.from({ length: 3 }, () =>
+      connect(port, '127.0.0.1', function (this: ReturnType<typeof connect>) {
+        this.write(
+          `POST /api/v1/skiptrace HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+        );
+      }).on('error', () => undefined),
+    );
     try {
       // Headers sent, bodies pending: each holder has taken its slot once its headers are read.
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -137,8 +170,18 @@ describe('one credential per request, read from the Authorization header only', 
     const user = await service.provision({ scopes: ['READ'] });
     const { key } = await skipTraceOrganization(5);
     const cases = [
-      { path: '/api/v1/call', body: '{"operationId":"getNotificationCounts"}', keys: [user.key, `gk_${'A'.repeat(40)}`], code: '"invalid_key"' },
-      { path: '/api/v1/call', body: '{"operationId":"getNotificationCounts"}', keys: [`gk_${'A'.repeat(40)}`, user.key], code: '"invalid_key"' },
+      {
+        path: '/api/v1/call',
+        body: '{"operationId":"getNotificationCounts"}',
+        keys: [user.key, `gk_${'A'.repeat(40)}`],
+        code: '"invalid_key"',
+      },
+      {
+        path: '/api/v1/call',
+        body: '{"operationId":"getNotificationCounts"}',
+        keys: [`gk_${'A'.repeat(40)}`, user.key],
+        code: '"invalid_key"',
+      },
       { path: '/api/v1/skiptrace', body: JSON.stringify({ address: ADDRESS }), keys: [key, key], code: '"invalid_key"' },
       { path: '/graphql', body: '{"query":"{ __typename }"}', keys: [service.platformToken, user.key], code: '"UNAUTHENTICATED"' },
     ];
@@ -155,7 +198,9 @@ describe('one credential per request, read from the Authorization header only', 
 
   it('never logs the values of a query string, where a caller may have put a key', async () => {
     const secret = `gk_${'Q'.repeat(40)}`;
-    await service.request(`/graphql?access_token=${secret}`, { headers: { authorization: `Bearer ${service.platformToken}`, accept: 'application/json' } });
+    await service.request(`/graphql?access_token=${secret}`, {
+      headers: { authorization: `Bearer ${service.platformToken}`, accept: 'application/json' },
+    });
     await service.request(`/api/v1/operations?key=${secret}&x=1`);
     await service.request(`/nowhere?token=${secret}`);
     const text = logLines.join('');
@@ -175,7 +220,11 @@ describe('/graphql: JSON bodies only, and no CORS', () => {
       expect(result.status, String(contentType)).toBe(415);
       expect(result.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
     }
-    const ok = await service.request('/graphql', { method: 'POST', headers: { authorization: `Bearer ${user.key}`, 'content-type': 'application/json; charset=utf-8' }, body });
+    const ok = await service.request('/graphql', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.key}`, 'content-type': 'application/json; charset=utf-8' },
+      body,
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.data.notificationCounts.unreadCount).toBe(0);
   });
@@ -188,7 +237,10 @@ describe('/graphql: JSON bodies only, and no CORS', () => {
       headers: { origin, authorization: `Bearer ${user.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ query: '{ __typename }' }),
     });
-    const preflight = await service.request('/graphql', { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' } });
+    const preflight = await service.request('/graphql', {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
+    });
     for (const result of [post, preflight]) {
       const cors = [...result.headers.keys()].filter((name) => name.startsWith('access-control-'));
       expect(cors).toEqual([]);
@@ -212,7 +264,13 @@ describe('URLs the router cannot read', () => {
 describe('every route counts against a window', () => {
   let limited: TestService;
   beforeAll(async () => {
-    limited = await startService({ GATEWAY_RATE_LIMIT_PER_MIN: '4', SKIPTRACE_RATE_LIMIT_PER_MIN: '3', PLATFORM_RATE_LIMIT_PER_MIN: '30', AUTH_FAILURE_LIMIT_PER_MIN: '3', TRUST_PROXY: 'true' });
+    limited = await startService({
+      GATEWAY_RATE_LIMIT_PER_MIN: '4',
+      SKIPTRACE_RATE_LIMIT_PER_MIN: '3',
+      PLATFORM_RATE_LIMIT_PER_MIN: '30',
+      AUTH_FAILURE_LIMIT_PER_MIN: '3',
+      TRUST_PROXY: 'true',
+    });
   });
   afterAll(() => limited?.close());
 
@@ -223,7 +281,11 @@ describe('every route counts against a window', () => {
     expect((await limited.graphql('{ notificationCounts { unreadCount } }', {}, user.key)).status).toBe(200);
     expect((await limited.request('/schema.graphql', { headers: auth })).status).toBe(200);
     expect((await limited.call(user.key, { operationId: 'getNotificationCounts' })).status).toBe(200);
-    const graphql = await limited.request('/graphql', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
+    const graphql = await limited.request('/graphql', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
     expect(graphql.status).toBe(429);
     expect(graphql.body.errors[0].extensions.code).toBe('RATE_LIMITED');
     expect(Number(graphql.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -236,11 +298,20 @@ describe('every route counts against a window', () => {
 
   it("shares a skip trace key's window between the REST route and skipTrace on /graphql, one point per request", async () => {
     const { organizationId } = await limited.provision();
-    const key = (await limited.graphql(`mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: organizationId })).body.data.generateSkipTraceKey.secret;
+    const key = (await limited.graphql(`mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: organizationId }))
+      .body.data.generateSkipTraceKey.secret;
     const statuses = [];
     statuses.push((await limited.graphql('{ __typename }', {}, key)).status);
     statuses.push((await limited.graphql('{ __typename }', {}, key)).status);
-    statuses.push((await limited.request('/api/v1/skiptrace', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' })).status);
+    statuses.push(
+      (
+        await limited.request('/api/v1/skiptrace', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: '{}',
+        })
+      ).status,
+    );
     statuses.push((await limited.graphql('{ __typename }', {}, key)).status);
     expect(statuses).toEqual([200, 200, 422, 429]);
   });
@@ -259,8 +330,18 @@ describe('every route counts against a window', () => {
 
   it('counts wrong bearer tokens on /graphql per client IP, like every other route', async () => {
     const headers = { 'x-forwarded-for': `10.${randomInt(255)}.${randomInt(255)}.${randomInt(255)}`, 'content-type': 'application/json' };
-    const guess = (token: string) => limited.request('/graphql', { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}` }, body: '{"query":"{ __typename }"}' });
-    const results = [await guess('wrong-platform-token-guess'), await guess(`gk_${'C'.repeat(40)}`), await guess(`stk_${'D'.repeat(40)}`), await guess('another-guess-123456')];
+    const guess = (token: string) =>
+      limited.request('/graphql', {
+        method: 'POST',
+        headers: { ...headers, authorization: `Bearer ${token}` },
+        body: '{"query":"{ __typename }"}',
+      });
+    const results = [
+      await guess('wrong-platform-token-guess'),
+      await guess(`gk_${'C'.repeat(40)}`),
+      await guess(`stk_${'D'.repeat(40)}`),
+      await guess('another-guess-123456'),
+    ];
     expect(results.map((r) => r.status)).toEqual([401, 401, 401, 429]);
     expect(results[3].body.errors[0].extensions.code).toBe('RATE_LIMITED');
     expect(results[0].headers.get('x-ratelimit-limit')).toBe('3');

@@ -40,7 +40,11 @@ describe('logs and secrets', () => {
     secrets.push(stkOld, stk, guessed);
 
     const trace = (key: string, body: unknown) =>
-      service.request('/api/v1/skiptrace', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      service.request('/api/v1/skiptrace', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const address = { line1: '1 Secret Way', city: 'Austin', state: 'TX', zip: '78701' };
 
     expect((await service.call(user.key, { operationId: 'listNotifications' })).status).toBe(200);

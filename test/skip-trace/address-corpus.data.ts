@@ -23,8 +23,16 @@ type LastLine = readonly [city: string, state: string, zip: string];
 type Line = string | readonly [line1: string, line2: string];
 
 /** Spellings of one last line; a group's variants take them in turn. */
-const AUSTIN: readonly LastLine[] = [['Austin', 'TX', '78701'], ['AUSTIN', 'tx', '78701-1234'], ['austin ', 'Texas', '787010042']];
-const NEW_YORK: readonly LastLine[] = [['New York', 'NY', '10036'], ['NEW YORK', 'ny', '10036-4014'], ['new york', 'New York', '100360001']];
+const AUSTIN: readonly LastLine[] = [
+  ['Austin', 'TX', '78701'],
+  ['AUSTIN', 'tx', '78701-1234'],
+  ['austin ', 'Texas', '787010042'],
+];
+const NEW_YORK: readonly LastLine[] = [
+  ['New York', 'NY', '10036'],
+  ['NEW YORK', 'ny', '10036-4014'],
+  ['new york', 'New York', '100360001'],
+];
 
 function address(line: Line, [city, state, zip]: LastLine): AddressInput {
   return typeof line === 'string' ? { line1: line, city, state, zip } : { line1: line[0], line2: line[1], city, state, zip };
@@ -268,19 +276,30 @@ const suffixGroups = C1_STREET_SUFFIXES.trim()
 // Directionals (Pub 28 §233), before and after the street name, one and two words.
 
 const DIRECTIONALS = [
-  ['North', 'N'], ['South', 'S'], ['East', 'E'], ['West', 'W'],
-  ['Northeast', 'NE'], ['Northwest', 'NW'], ['Southeast', 'SE'], ['Southwest', 'SW'],
+  ['North', 'N'],
+  ['South', 'S'],
+  ['East', 'E'],
+  ['West', 'W'],
+  ['Northeast', 'NE'],
+  ['Northwest', 'NW'],
+  ['Southeast', 'SE'],
+  ['Southwest', 'SW'],
 ] as const;
 const dotted = (abbreviation: string): string => `${abbreviation.split('').join('.')}.`;
 const twoWords = (word: string): string => word.replace(/^(North|South)(east|west)$/u, (_, a: string, b: string) => `${a} ${titleCase(b)}`);
 
 const directionalGroups = DIRECTIONALS.flatMap(([word, abbreviation], i) => [
   group(`pre-directional ${abbreviation}`, [
-    `${300 + i} ${word} Main Street`, `${300 + i} ${abbreviation} Main St`, `${300 + i} ${dotted(abbreviation)} Main St.`,
-    `${300 + i} ${word.toLowerCase()} main st`, `${300 + i} ${twoWords(word)} Main St`,
+    `${300 + i} ${word} Main Street`,
+    `${300 + i} ${abbreviation} Main St`,
+    `${300 + i} ${dotted(abbreviation)} Main St.`,
+    `${300 + i} ${word.toLowerCase()} main st`,
+    `${300 + i} ${twoWords(word)} Main St`,
   ]),
   group(`post-directional ${abbreviation}`, [
-    `${400 + i} Lamar Boulevard ${word}`, `${400 + i} LAMAR BLVD ${abbreviation}`, `${400 + i} Lamar Blvd. ${dotted(abbreviation)}`,
+    `${400 + i} Lamar Boulevard ${word}`,
+    `${400 + i} LAMAR BLVD ${abbreviation}`,
+    `${400 + i} Lamar Blvd. ${dotted(abbreviation)}`,
     `${400 + i} lamar blvd ${twoWords(word).toLowerCase()}`,
   ]),
 ]);
@@ -291,9 +310,26 @@ const directionalGroups = DIRECTIONALS.flatMap(([word, abbreviation], i) => [
 
 const AT = '10 Park Pl';
 const apartmentGroup = group('C2 APT ≡ UNIT ≡ #', [
-  `${AT} Apt 4`, `${AT} #4`, `${AT} Unit 4`, '10 Park Place Apartment 4', `${AT} Apt. No. 4`, [AT, '4'], [AT, '#4'], [AT, 'Unit 4'],
-  '10 PARK PL APT#4', `${AT} Apt4`, `${AT} Apt.4`, `${AT} Apt-4`, '10 park pl unt 4', ['Apt 4', AT], `${AT} # 4`, `${AT} Apt No 4`,
-  `${AT} Apartment #4`, `${AT} Apt Number 4`, `${AT}, Apt 4`, `${AT} UNIT #4`,
+  `${AT} Apt 4`,
+  `${AT} #4`,
+  `${AT} Unit 4`,
+  '10 Park Place Apartment 4',
+  `${AT} Apt. No. 4`,
+  [AT, '4'],
+  [AT, '#4'],
+  [AT, 'Unit 4'],
+  '10 PARK PL APT#4',
+  `${AT} Apt4`,
+  `${AT} Apt.4`,
+  `${AT} Apt-4`,
+  '10 park pl unt 4',
+  ['Apt 4', AT],
+  `${AT} # 4`,
+  `${AT} Apt No 4`,
+  `${AT} Apartment #4`,
+  `${AT} Apt Number 4`,
+  `${AT}, Apt 4`,
+  `${AT} UNIT #4`,
 ]);
 const apartmentLetterGroup = group('C2 APT B ≡ UNIT B ≡ # B', [`${AT} Apt B`, `${AT} #B`, `${AT} Unit B`, [AT, 'B'], [AT, 'Apt. B']]);
 
@@ -315,21 +351,42 @@ const RANGED_DESIGNATORS: readonly (readonly [string, readonly string[]])[] = [
 ];
 /** Designators that stand alone. */
 const STANDALONE_DESIGNATORS: readonly (readonly [string, readonly string[]])[] = [
-  ['REAR', ['Rear', 'rear']], ['PH', ['Penthouse', 'Ph']], ['BSMT', ['Basement', 'Bsmt']], ['FRNT', ['Front', 'Frnt']],
-  ['LOWR', ['Lower', 'Lowr']], ['UPPR', ['Upper', 'Uppr']], ['SIDE', ['Side', 'SIDE']], ['LBBY', ['Lobby', 'Lbby']],
+  ['REAR', ['Rear', 'rear']],
+  ['PH', ['Penthouse', 'Ph']],
+  ['BSMT', ['Basement', 'Bsmt']],
+  ['FRNT', ['Front', 'Frnt']],
+  ['LOWR', ['Lower', 'Lowr']],
+  ['UPPR', ['Upper', 'Uppr']],
+  ['SIDE', ['Side', 'SIDE']],
+  ['LBBY', ['Lobby', 'Lbby']],
   ['OFC', ['Office', 'Ofc']],
 ];
 
 const designatorGroups = [
   ...RANGED_DESIGNATORS.map(([standard, spellings]) =>
     group(`C2 ${standard} 4`, [
-      `${AT} ${standard} 4`, ...spellings.map((s) => `${AT} ${s} 4`), [AT, `${spellings[0]} 4`], `${AT} ${standard}4`.toLowerCase(),
+      `${AT} ${standard} 4`,
+      ...spellings.map((s) => `${AT} ${s} 4`),
+      [AT, `${spellings[0]} 4`],
+      `${AT} ${standard}4`.toLowerCase(),
     ]),
   ),
   ...STANDALONE_DESIGNATORS.map(([standard, spellings]) =>
     group(`C2 ${standard}`, [`${AT} ${standard}`, ...spellings.map((s) => `${AT} ${s}`), [AT, spellings[0]]]),
   ),
-  group('C2 floor as an ordinal', ['350 5th Ave Floor 28', '350 5 Ave Fl 28', '350 5TH AVE FL 28', '350 5th Avenue 28th Fl', ['350 5th Ave', '28th Floor'], '350 5th Ave 28th Floor', '350 5th Ave Floor 28th'], NEW_YORK),
+  group(
+    'C2 floor as an ordinal',
+    [
+      '350 5th Ave Floor 28',
+      '350 5 Ave Fl 28',
+      '350 5TH AVE FL 28',
+      '350 5th Avenue 28th Fl',
+      ['350 5th Ave', '28th Floor'],
+      '350 5th Ave 28th Floor',
+      '350 5th Ave Floor 28th',
+    ],
+    NEW_YORK,
+  ),
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -359,37 +416,118 @@ const ordinalGroups = [
 // ---------------------------------------------------------------------------------------------
 // Rural routes (§24), highway contract routes (§25), PO boxes (§26).
 
-const HILLSBORO: readonly LastLine[] = [['Hillsboro', 'WV', '24946'], ['HILLSBORO', 'wv', '24946-9801'], ['hillsboro', 'West Virginia', '24946']];
-const ELY: readonly LastLine[] = [['Ely', 'NV', '89301'], ['ELY', 'nv', '89301-9502'], ['ely', 'Nevada', '893019502']];
+const HILLSBORO: readonly LastLine[] = [
+  ['Hillsboro', 'WV', '24946'],
+  ['HILLSBORO', 'wv', '24946-9801'],
+  ['hillsboro', 'West Virginia', '24946'],
+];
+const ELY: readonly LastLine[] = [
+  ['Ely', 'NV', '89301'],
+  ['ELY', 'nv', '89301-9502'],
+  ['ely', 'Nevada', '893019502'],
+];
 
 const boxGroups = [
-  group('rural route RR 2 BOX 45', [
-    'Rural Route 2 Box 45', 'RFD 2 Box 45', 'RR2 Box 45', 'RR 2 BOX 45', 'Rural Rte 2 Box 45', 'R.R. 2, Box 45', 'RR #2 Box #45',
-    'Box 45, RR 2', 'Route 2 Box 45', 'RFD Route 2 Box 45', 'rural route 2 box 45', 'Rural Free Delivery 2 Box 45', 'RR 2 Box No. 45',
-    'Rural Rt 2 Box 45', 'RD 2 Box 45', 'Rt 2 Box 45', 'Rte. 2 Box 45', 'R F D 2 Box 45', 'RFD2 Box 45', 'Box 45 Rural Route 2',
-    ['RR 2', 'Box 45'],
-  ], HILLSBORO),
-  group('rural route RR 12 BOX 7A', ['Rural Route 12 Box 7A', 'RR12 Box 7A', 'RR 12 BOX 7A', 'R.F.D. 12 Box 7A', 'rr 12 box 7a'], HILLSBORO),
-  group('highway contract HC 1 BOX 12', [
-    'Highway Contract 1 Box 12', 'HC1 Box 12', 'HC 1 BOX 12', 'HCR 1 Box 12', 'Star Route 1 Box 12', 'Hwy Contract 1 Box 12',
-    'Highway Contract Route 1 Box 12', 'H.C. 1 Box 12', 'hc 1 box 12', 'HC #1 Box #12', 'Box 12 HC 1', 'Star Rte 1 Box 12', 'HCR1 Box 12',
-    'HC Route 1 Box 12',
-  ], ELY),
-  group('highway contract HC 63 BOX 2150', ['Highway Contract 63 Box 2150', 'HC63 Box 2150', 'HC 63 BOX 2150', 'Star Route 63, Box 2150'], ELY),
+  group(
+    'rural route RR 2 BOX 45',
+    [
+      'Rural Route 2 Box 45',
+      'RFD 2 Box 45',
+      'RR2 Box 45',
+      'RR 2 BOX 45',
+      'Rural Rte 2 Box 45',
+      'R.R. 2, Box 45',
+      'RR #2 Box #45',
+      'Box 45, RR 2',
+      'Route 2 Box 45',
+      'RFD Route 2 Box 45',
+      'rural route 2 box 45',
+      'Rural Free Delivery 2 Box 45',
+      'RR 2 Box No. 45',
+      'Rural Rt 2 Box 45',
+      'RD 2 Box 45',
+      'Rt 2 Box 45',
+      'Rte. 2 Box 45',
+      'R F D 2 Box 45',
+      'RFD2 Box 45',
+      'Box 45 Rural Route 2',
+      ['RR 2', 'Box 45'],
+    ],
+    HILLSBORO,
+  ),
+  group(
+    'rural route RR 12 BOX 7A',
+    ['Rural Route 12 Box 7A', 'RR12 Box 7A', 'RR 12 BOX 7A', 'R.F.D. 12 Box 7A', 'rr 12 box 7a'],
+    HILLSBORO,
+  ),
+  group(
+    'highway contract HC 1 BOX 12',
+    [
+      'Highway Contract 1 Box 12',
+      'HC1 Box 12',
+      'HC 1 BOX 12',
+      'HCR 1 Box 12',
+      'Star Route 1 Box 12',
+      'Hwy Contract 1 Box 12',
+      'Highway Contract Route 1 Box 12',
+      'H.C. 1 Box 12',
+      'hc 1 box 12',
+      'HC #1 Box #12',
+      'Box 12 HC 1',
+      'Star Rte 1 Box 12',
+      'HCR1 Box 12',
+      'HC Route 1 Box 12',
+    ],
+    ELY,
+  ),
+  group(
+    'highway contract HC 63 BOX 2150',
+    ['Highway Contract 63 Box 2150', 'HC63 Box 2150', 'HC 63 BOX 2150', 'Star Route 63, Box 2150'],
+    ELY,
+  ),
   group('PO BOX 123', [
-    'PO Box 123', 'P.O. Box 123', 'Post Office Box 123', 'P O Box 123', 'POB 123', 'PO Box #123', 'POBox 123', 'p.o. box 123',
-    'PO BOX 123', 'P. O. Box 123', 'Po Box No. 123', 'Post Office Box #123',
+    'PO Box 123',
+    'P.O. Box 123',
+    'Post Office Box 123',
+    'P O Box 123',
+    'POB 123',
+    'PO Box #123',
+    'POBox 123',
+    'p.o. box 123',
+    'PO BOX 123',
+    'P. O. Box 123',
+    'Po Box No. 123',
+    'Post Office Box #123',
   ]),
 ];
 
 // ---------------------------------------------------------------------------------------------
 // Military addresses (§23): APO/FPO/DPO as the city, AA/AE/AP as the state.
 
-const APO_AE: readonly LastLine[] = [['APO', 'AE', '09204'], ['A.P.O.', 'Armed Forces Europe', '09204-1234'], ['apo', 'ae', '092041234']];
-const APO_AP: readonly LastLine[] = [['APO', 'AP', '96278'], ['APO', 'Armed Forces Pacific', '96278-2050'], ['Apo', 'ap', '96278']];
-const FPO_AP: readonly LastLine[] = [['FPO', 'AP', '96349'], ['F.P.O.', 'AP', '96349-0001'], ['fpo', 'Armed Forces Pacific', '96349']];
-const DPO_AE: readonly LastLine[] = [['DPO', 'AE', '09498'], ['D.P.O.', 'AE', '09498-0001'], ['dpo', 'Armed Forces Middle East', '09498']];
-const APO_AA: readonly LastLine[] = [['APO', 'AA', '34022'], ['APO', 'Armed Forces Americas', '34022-1234']];
+const APO_AE: readonly LastLine[] = [
+  ['APO', 'AE', '09204'],
+  ['A.P.O.', 'Armed Forces Europe', '09204-1234'],
+  ['apo', 'ae', '092041234'],
+];
+const APO_AP: readonly LastLine[] = [
+  ['APO', 'AP', '96278'],
+  ['APO', 'Armed Forces Pacific', '96278-2050'],
+  ['Apo', 'ap', '96278'],
+];
+const FPO_AP: readonly LastLine[] = [
+  ['FPO', 'AP', '96349'],
+  ['F.P.O.', 'AP', '96349-0001'],
+  ['fpo', 'Armed Forces Pacific', '96349'],
+];
+const DPO_AE: readonly LastLine[] = [
+  ['DPO', 'AE', '09498'],
+  ['D.P.O.', 'AE', '09498-0001'],
+  ['dpo', 'Armed Forces Middle East', '09498'],
+];
+const APO_AA: readonly LastLine[] = [
+  ['APO', 'AA', '34022'],
+  ['APO', 'Armed Forces Americas', '34022-1234'],
+];
 
 const militaryGroups = [
   group('military PSC', ['PSC 1234 Box 56', 'PSC 1234, Box 56', 'psc 1234 box 56', 'PSC 1234 BOX #56'], APO_AE),
@@ -406,23 +544,68 @@ const militaryGroups = [
 const lastLines = (...rows: LastLine[]): readonly LastLine[] => rows;
 
 const realShapeGroups = [
-  group('the two spellings the endpoint sees most', ['123 Main Street Apt 4', '123 MAIN ST #4'], lastLines(['Austin', 'tx', '78701'], ['AUSTIN', 'TX', '78701-1234'])),
-  group('city punctuation: St. Louis', ['100 Olive St', '100 OLIVE ST', '100 Olive Street', '100 olive st.'], lastLines(['St. Louis', 'MO', '63101'], ['ST LOUIS', 'mo', '63101-2345'], ['St Louis', 'Missouri', '631012345'], ['St.Louis', 'MO', '63101'])),
-  group('city punctuation: Winston-Salem', ['1 W 4th St', '1 West 4th Street', '1 W 4TH ST'], lastLines(['Winston-Salem', 'NC', '27101'], ['WINSTON SALEM', 'nc', '27101'], ['Winston Salem,', 'North Carolina', '27101-0001'])),
-  group("city punctuation: Coeur d'Alene", ['710 Mullan Ave', '710 MULLAN AVENUE', '710 mullan ave.'], lastLines(["Coeur d'Alene", 'ID', '83814'], ['COEUR D ALENE', 'id', '83814'], ['Coeur D’Alene', 'Idaho', '83814-1234'])),
+  group(
+    'the two spellings the endpoint sees most',
+    ['123 Main Street Apt 4', '123 MAIN ST #4'],
+    lastLines(['Austin', 'tx', '78701'], ['AUSTIN', 'TX', '78701-1234']),
+  ),
+  group(
+    'city punctuation: St. Louis',
+    ['100 Olive St', '100 OLIVE ST', '100 Olive Street', '100 olive st.'],
+    lastLines(
+      ['St. Louis', 'MO', '63101'],
+      ['ST LOUIS', 'mo', '63101-2345'],
+      ['St Louis', 'Missouri', '631012345'],
+      ['St.Louis', 'MO', '63101'],
+    ),
+  ),
+  group(
+    'city punctuation: Winston-Salem',
+    ['1 W 4th St', '1 West 4th Street', '1 W 4TH ST'],
+    lastLines(['Winston-Salem', 'NC', '27101'], ['WINSTON SALEM', 'nc', '27101'], ['Winston Salem,', 'North Carolina', '27101-0001']),
+  ),
+  group(
+    "city punctuation: Coeur d'Alene",
+    ['710 Mullan Ave', '710 MULLAN AVENUE', '710 mullan ave.'],
+    lastLines(["Coeur d'Alene", 'ID', '83814'], ['COEUR D ALENE', 'id', '83814'], ['Coeur D’Alene', 'Idaho', '83814-1234']),
+  ),
   group('fractional house number', ['123½ Main St', '123 1/2 Main St', '123 1/2 MAIN STREET', '123 ½ Main St']),
   group('Avenue Road', ['10 Avenue Road', '10 Avenue Rd', '10 AVENUE RD', '10 avenue rd.']),
   group('state highway', ['4800 State Highway 71', '4800 State Hwy 71', '4800 STATE HIGHWAY 71', '4800 state hwy. 71']),
   group('US highway', ['100 US Hwy 290 W', '100 U.S. Highway 290 West', '100 US HIGHWAY 290 W', '100 us hwy 290 w.']),
   group('county road', ['12 County Road 120', '12 Co Rd 120', '12 CR 120', '12 County Rd 120', '12 Cnty Rd 120', '12 CO. RD. 120']),
-  group('two-word directional before the name', ['123 South East Main St', '123 SE Main St', '123 Southeast Main Street', '123 S.E. Main St.', '123 south east main street']),
-  group('two-word directional after the name', ['1600 Pennsylvania Ave North West', '1600 Pennsylvania Avenue NW', '1600 Pennsylvania Ave. N.W.', '1600 PENNSYLVANIA AVE NW'], lastLines(['Washington', 'DC', '20500'], ['WASHINGTON', 'D.C.', '20500-0003'], ['washington', 'District of Columbia', '20500'])),
-  group('apostrophes', ["123 O'Farrell St", '123 OFarrell Street', '123 O’Farrell St.', '123 OFARRELL ST'], lastLines(['San Francisco', 'CA', '94102'])),
+  group('two-word directional before the name', [
+    '123 South East Main St',
+    '123 SE Main St',
+    '123 Southeast Main Street',
+    '123 S.E. Main St.',
+    '123 south east main street',
+  ]),
+  group(
+    'two-word directional after the name',
+    ['1600 Pennsylvania Ave North West', '1600 Pennsylvania Avenue NW', '1600 Pennsylvania Ave. N.W.', '1600 PENNSYLVANIA AVE NW'],
+    lastLines(['Washington', 'DC', '20500'], ['WASHINGTON', 'D.C.', '20500-0003'], ['washington', 'District of Columbia', '20500']),
+  ),
+  group(
+    'apostrophes',
+    ["123 O'Farrell St", '123 OFarrell Street', '123 O’Farrell St.', '123 OFARRELL ST'],
+    lastLines(['San Francisco', 'CA', '94102']),
+  ),
   group('diacritics', ['123 Calle Peña', '123 Calle Pena', '123 CALLE PEÑA']),
   group('whitespace and punctuation', ['  77   Mill   Road ', '77, Mill Rd.,', '77 mill rd', '77\tMill\nRoad']),
   group('Wisconsin grid number', ['N123W456 County Line Rd', 'N123W456 County Line Road', 'n123w456 county line rd.']),
-  group('suite on either line', [['123 Main St', 'Suite 200'], '123 Main St Ste 200', '123 Main St STE200', ['Suite 200', '123 Main St'], '123 Main St., Ste. #200']),
-  group('ZIP without its leading zero', ['1 Harvard Ave', '1 HARVARD AVE', '1 Harvard Avenue'], lastLines(['Boston', 'MA', '2134'], ['BOSTON', 'ma', '02134-0001'], ['boston', 'Massachusetts', '021340001'])),
+  group('suite on either line', [
+    ['123 Main St', 'Suite 200'],
+    '123 Main St Ste 200',
+    '123 Main St STE200',
+    ['Suite 200', '123 Main St'],
+    '123 Main St., Ste. #200',
+  ]),
+  group(
+    'ZIP without its leading zero',
+    ['1 Harvard Ave', '1 HARVARD AVE', '1 Harvard Avenue'],
+    lastLines(['Boston', 'MA', '2134'], ['BOSTON', 'ma', '02134-0001'], ['boston', 'Massachusetts', '021340001']),
+  ),
   group('village', [['12 Lakeside Village', 'Apt 2'], '12 Lakeside Vlg #2', '12 LAKESIDE VILL UNIT 2']),
   group('grove', ['7 Orange Grove', '7 Orange Grv', '7 ORANGE GROV']),
   group('causeway', ['3 Ocean Causeway', '3 Ocean Cswy', '3 OCEAN CAUSWA']),

@@ -11,7 +11,12 @@ const traceKey = (a: AddressInput): string => traceCacheKey(standardizeAddress(a
 
 /** How a group's variants standardized, for a failure message that shows where they part. */
 const explain = (g: CorpusGroup): string =>
-  `${g.name}:\n${g.variants.map((v) => { const s = standardizeAddress(v); return `  ${JSON.stringify(v)} → ${s.line1} | ${s.city} ${s.state} ${s.zip5}`; }).join('\n')}`;
+  `${g.name}:\n${g.variants
+    .map((v) => {
+      const s = standardizeAddress(v);
+      return `  ${JSON.stringify(v)} → ${s.line1} | ${s.city} ${s.state} ${s.zip5}`;
+    })
+    .join('\n')}`;
 
 const variantCount = CORPUS_GROUPS.reduce((n, g) => n + g.variants.length, 0);
 const disagreeing = CORPUS_GROUPS.filter((g) => new Set(g.variants.map(traceKey)).size !== 1);

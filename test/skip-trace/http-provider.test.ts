@@ -4,13 +4,7 @@ import { normalizeActor, standardizeAddress } from '../../src/skip-trace/address
 import type { ActorInput } from '../../src/skip-trace/address/index.js';
 import { createHttpProvider, VENDOR_FAILURE_MESSAGE, type HttpProviderOptions } from '../../src/skip-trace/providers/http-provider.js';
 import { UnresolvableAddressError, type TraceRequest } from '../../src/skip-trace/providers/provider.js';
-import {
-  FAKE_VENDOR_FAILURE_MESSAGE,
-  startFakeVendor,
-  vendorBody,
-  vendorEntry,
-  type FakeVendor,
-} from '../support/fake-vendor.js';
+import { FAKE_VENDOR_FAILURE_MESSAGE, startFakeVendor, vendorBody, vendorEntry, type FakeVendor } from '../support/fake-vendor.js';
 
 let vendor: FakeVendor;
 let logs: Array<{ level: 'warn' | 'error'; obj: object; msg: string }>;
@@ -31,12 +25,14 @@ const request = (actor: ActorInput | null = null): TraceRequest => ({
 
 /** Traces and expects the generic failure; returns what was logged. */
 async function expectVendorFailure(overrides: Partial<HttpProviderOptions> = {}): Promise<string> {
-  const err = await provider(overrides).trace(request()).then(
-    () => {
-      throw new Error('expected the trace to fail');
-    },
-    (e: unknown) => e,
-  );
+  const err = await provider(overrides)
+    .trace(request())
+    .then(
+      () => {
+        throw new Error('expected the trace to fail');
+      },
+      (e: unknown) => e,
+    );
   expect(err).toBeInstanceOf(Error);
   expect(err).not.toBeInstanceOf(UnresolvableAddressError);
   expect((err as Error).message).toBe(VENDOR_FAILURE_MESSAGE);
@@ -49,7 +45,10 @@ async function expectVendorFailure(overrides: Partial<HttpProviderOptions> = {})
 
 /** Answers a matched result with these vendor persons. */
 const respondWithPersons = (persons: unknown[]) =>
-  vendor.respondWith((requestId) => ({ status: 200, body: vendorBody([vendorEntry(requestId, persons, { matched: true, error: false })]) }));
+  vendor.respondWith((requestId) => ({
+    status: 200,
+    body: vendorBody([vendorEntry(requestId, persons, { matched: true, error: false })]),
+  }));
 
 beforeAll(async () => {
   vendor = await startFakeVendor();
@@ -213,7 +212,9 @@ describe('mapping', () => {
   });
 
   it('drops phones with no digits', async () => {
-    respondWithPersons([{ phones: [{ number: 'n/a', type: 'Mobile' }, { type: 'Mobile' }, { number: '', type: 'Mobile' }, { number: '5125550100' }] }]);
+    respondWithPersons([
+      { phones: [{ number: 'n/a', type: 'Mobile' }, { type: 'Mobile' }, { number: '', type: 'Mobile' }, { number: '5125550100' }] },
+    ]);
     const { persons } = await provider().trace(request());
     expect(persons[0].phones).toEqual([{ number: '5125550100', type: 'unknown' }]);
   });
@@ -227,7 +228,9 @@ describe('mapping', () => {
   });
 
   it('keeps string emails only', async () => {
-    respondWithPersons([{ emails: [{ email: 'a@example.com' }, { email: '' }, { email: 42 }, {}, 'b@example.com', { email: 'c@example.com' }] }]);
+    respondWithPersons([
+      { emails: [{ email: 'a@example.com' }, { email: '' }, { email: 42 }, {}, 'b@example.com', { email: 'c@example.com' }] },
+    ]);
     const { persons } = await provider().trace(request());
     expect(persons[0].emails).toEqual(['a@example.com', 'c@example.com']);
   });

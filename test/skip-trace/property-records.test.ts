@@ -20,7 +20,13 @@ const IMPORT = `mutation($input: [PropertyRecordInput!]!) { importPropertyRecord
 
 /** Street names unique to this run: with DATABASE_URL the tables outlive the test. */
 const street = () => `${Array.from(randomBytes(8), (b) => String.fromCharCode(97 + (b % 26))).join('')} Street`;
-const austin = (line1: string, extra: Partial<AddressInput> = {}): AddressInput => ({ line1, city: 'Austin', state: 'TX', zip: '78701', ...extra });
+const austin = (line1: string, extra: Partial<AddressInput> = {}): AddressInput => ({
+  line1,
+  city: 'Austin',
+  state: 'TX',
+  zip: '78701',
+  ...extra,
+});
 
 async function importRecords(input: unknown[]): Promise<number> {
   const result = await service.graphql(IMPORT, { input });
@@ -29,9 +35,14 @@ async function importRecords(input: unknown[]): Promise<number> {
 }
 
 const trace = (address: AddressInput, actor: ActorInput | null = null) =>
-  createRecordsProvider(service.app.services.sql).trace({ requestId: randomUUID(), address: standardizeAddress(address), actor: normalizeActor(actor) });
+  createRecordsProvider(service.app.services.sql).trace({
+    requestId: randomUUID(),
+    address: standardizeAddress(address),
+    actor: normalizeActor(actor),
+  });
 
-const names = (result: { persons: { firstName: string | null; lastName: string | null }[] }) => result.persons.map((p) => `${p.firstName} ${p.lastName}`);
+const names = (result: { persons: { firstName: string | null; lastName: string | null }[] }) =>
+  result.persons.map((p) => `${p.firstName} ${p.lastName}`);
 
 describe('importPropertyRecords', () => {
   it('imports person owners and an entity owner with its persons, storing phones as digits', async () => {
@@ -40,8 +51,23 @@ describe('importPropertyRecords', () => {
       {
         address,
         owners: [
-          { type: 'person', firstName: 'John', lastName: "O'Brien", middleName: 'Q', age: 54, phones: [{ number: '(512) 555-0100', type: 'mobile' }, { number: '+1 512.555.0101' }], emails: ['john@example.com'] },
-          { type: 'entity', name: 'Acme Holdings LLC', persons: [{ firstName: 'Bob', lastName: 'Smith', phones: [{ number: '1-512-555-0102', type: 'residential' }] }, { lastName: 'Lee' }] },
+          {
+            type: 'person',
+            firstName: 'John',
+            lastName: "O'Brien",
+            middleName: 'Q',
+            age: 54,
+            phones: [{ number: '(512) 555-0100', type: 'mobile' }, { number: '+1 512.555.0101' }],
+            emails: ['john@example.com'],
+          },
+          {
+            type: 'entity',
+            name: 'Acme Holdings LLC',
+            persons: [
+              { firstName: 'Bob', lastName: 'Smith', phones: [{ number: '1-512-555-0102', type: 'residential' }] },
+              { lastName: 'Lee' },
+            ],
+          },
         ],
       },
     ]);
@@ -49,8 +75,25 @@ describe('importPropertyRecords', () => {
     expect(await trace(address)).toEqual({
       status: 'records_found',
       persons: [
-        { firstName: 'John', lastName: "O'Brien", middleName: 'Q', age: 54, phones: [{ number: '5125550100', type: 'mobile' }, { number: '5125550101', type: 'unknown' }], emails: ['john@example.com'] },
-        { firstName: 'Bob', lastName: 'Smith', middleName: null, age: null, phones: [{ number: '5125550102', type: 'residential' }], emails: [] },
+        {
+          firstName: 'John',
+          lastName: "O'Brien",
+          middleName: 'Q',
+          age: 54,
+          phones: [
+            { number: '5125550100', type: 'mobile' },
+            { number: '5125550101', type: 'unknown' },
+          ],
+          emails: ['john@example.com'],
+        },
+        {
+          firstName: 'Bob',
+          lastName: 'Smith',
+          middleName: null,
+          age: null,
+          phones: [{ number: '5125550102', type: 'residential' }],
+          emails: [],
+        },
         { firstName: null, lastName: 'Lee', middleName: null, age: null, phones: [], emails: [] },
       ],
     });
@@ -58,8 +101,21 @@ describe('importPropertyRecords', () => {
 
   it('replaces the owners of an address imported again, under any spelling', async () => {
     const name = street();
-    await importRecords([{ address: austin(`7 ${name}`), owners: [{ type: 'person', firstName: 'Old' }, { type: 'entity', name: 'Old Co', persons: [{ firstName: 'Older' }] }] }]);
-    await importRecords([{ address: austin(`7 ${name.toUpperCase().replace('STREET', 'ST')}`, { zip: '78701-0001' }), owners: [{ type: 'person', firstName: 'New' }] }]);
+    await importRecords([
+      {
+        address: austin(`7 ${name}`),
+        owners: [
+          { type: 'person', firstName: 'Old' },
+          { type: 'entity', name: 'Old Co', persons: [{ firstName: 'Older' }] },
+        ],
+      },
+    ]);
+    await importRecords([
+      {
+        address: austin(`7 ${name.toUpperCase().replace('STREET', 'ST')}`, { zip: '78701-0001' }),
+        owners: [{ type: 'person', firstName: 'New' }],
+      },
+    ]);
     expect(names(await trace(austin(`7 ${name}`)))).toEqual(['New null']);
     const [counts] = await service.sql<{ properties: number; owners: number; persons: number }>(
       `select count(distinct pr.id)::int as properties, count(distinct o.id)::int as owners, count(p.id)::int as persons
@@ -74,7 +130,9 @@ describe('importPropertyRecords', () => {
     const name = street();
     const units = ['Apt 4', 'Fl 4', 'Ste 4', 'Lot 4', 'Rm 4', 'Bldg 4', 'Rear', 'PH'];
     const owner = (unit: string) => unit.replace(' ', '');
-    await importRecords(units.map((unit) => ({ address: austin(`10 ${name} ${unit}`), owners: [{ type: 'person', firstName: owner(unit) }] })));
+    await importRecords(
+      units.map((unit) => ({ address: austin(`10 ${name} ${unit}`), owners: [{ type: 'person', firstName: owner(unit) }] })),
+    );
     for (const unit of units) expect(names(await trace(austin(`10 ${name} ${unit}`))), unit).toEqual([`${owner(unit)} null`]);
 
     // "Unit 4" and "#4" are the apartment: re-importing it replaces only the apartment's owners.
@@ -116,13 +174,19 @@ describe('importPropertyRecords', () => {
       input: ['.,', "'’", '   '].map((name) => ({ address: austin(`1 ${street()}`), owners: [{ type: 'entity', name, persons: [] }] })),
     });
     expect(result.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
-    expect(result.body.errors[0].extensions.details.map((d: { path: string }) => d.path)).toEqual(['input.0.owners.0.name', 'input.1.owners.0.name', 'input.2.owners.0.name']);
+    expect(result.body.errors[0].extensions.details.map((d: { path: string }) => d.path)).toEqual([
+      'input.0.owners.0.name',
+      'input.1.owners.0.name',
+      'input.2.owners.0.name',
+    ]);
   });
 
   it('accepts at most 1000 records per call', async () => {
     // Over HTTP 1001 records exceed the 64 KiB body limit first, so the service's own check is tested directly.
     const records = Array.from({ length: 1001 }, (_, i) => ({ address: austin(`${i + 1} Main St`), owners: [] }));
-    await expect(importPropertyRecords(service.app.services.orm.em.fork(), records)).rejects.toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
+    await expect(importPropertyRecords(service.app.services.orm.em.fork(), records)).rejects.toMatchObject({
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
   });
 
   it('is for the platform only', async () => {
@@ -142,7 +206,14 @@ describe('records provider', () => {
         owners: [
           { type: 'person', firstName: 'John', lastName: "O'Brien" },
           { type: 'person', firstName: 'Mary', lastName: 'OBrien' },
-          { type: 'entity', name: 'ACME HOLDINGS LLC', persons: [{ firstName: 'Bob', lastName: 'Smith' }, { firstName: 'Ann', lastName: 'Lee' }] },
+          {
+            type: 'entity',
+            name: 'ACME HOLDINGS LLC',
+            persons: [
+              { firstName: 'Bob', lastName: 'Smith' },
+              { firstName: 'Ann', lastName: 'Lee' },
+            ],
+          },
         ],
       },
       { address: austin(`125 ${name}`), owners: [] },
@@ -155,18 +226,24 @@ describe('records provider', () => {
 
   it('finds the property under equivalent spellings of its address', async () => {
     const spelled = austin(`123 ${name.toUpperCase().replace('STREET', 'ST')} #4`, { city: 'AUSTIN', zip: '78701-1234' });
-    expect(names(await trace(spelled))).toEqual(['John O\'Brien', 'Mary OBrien', 'Bob Smith', 'Ann Lee']);
+    expect(names(await trace(spelled))).toEqual(["John O'Brien", 'Mary OBrien', 'Bob Smith', 'Ann Lee']);
   });
 
   it('returns every person owner and every person of every entity owner without an actor, in import order', async () => {
-    expect(await trace(address)).toMatchObject({ status: 'records_found', persons: [{ firstName: 'John' }, { firstName: 'Mary' }, { firstName: 'Bob' }, { firstName: 'Ann' }] });
+    expect(await trace(address)).toMatchObject({
+      status: 'records_found',
+      persons: [{ firstName: 'John' }, { firstName: 'Mary' }, { firstName: 'Bob' }, { firstName: 'Ann' }],
+    });
   });
 
   it('matches person owners by the name parts the actor gives, ignoring case and punctuation', async () => {
     expect(names(await trace(address, { type: 'person', firstName: 'JOHN', lastName: 'obrien' }))).toEqual(["John O'Brien"]);
     expect(names(await trace(address, { type: 'person', lastName: "o'brien" }))).toEqual(["John O'Brien", 'Mary OBrien']);
     // Persons of an entity owner are reached through the entity, not by their own names.
-    expect(await trace(address, { type: 'person', firstName: 'Bob', lastName: 'Smith' })).toEqual({ status: 'no_records_found', persons: [] });
+    expect(await trace(address, { type: 'person', firstName: 'Bob', lastName: 'Smith' })).toEqual({
+      status: 'no_records_found',
+      persons: [],
+    });
   });
 
   it('matches entity owners with suffix spellings folded, returning their persons', async () => {
@@ -194,7 +271,10 @@ describe('import:records CLI', () => {
         `5 ${name},Apt 2,Austin,TX,78701,entity,ACME LLC,Ann,Lee,,,5125550102:residential,`,
       ].join('\r\n');
       const jsonl = [
-        JSON.stringify({ address: austin(`7 ${name}`), owners: [{ type: 'person', firstName: 'Zoe', phones: [{ number: '+1 (512) 555-0103', type: 'mobile' }] }] }),
+        JSON.stringify({
+          address: austin(`7 ${name}`),
+          owners: [{ type: 'person', firstName: 'Zoe', phones: [{ number: '+1 (512) 555-0103', type: 'mobile' }] }],
+        }),
         '',
         JSON.stringify({ address: austin(`8 ${name}`), owners: [{ type: 'entity' }] }),
       ].join('\n');
@@ -214,9 +294,26 @@ describe('import:records CLI', () => {
       expect(await trace(austin(`5 ${name} Apt 2`))).toEqual({
         status: 'records_found',
         persons: [
-          { firstName: 'John', lastName: 'O\'Brien, "Jr"', middleName: null, age: 40, phones: [{ number: '5125550100', type: 'mobile' }, { number: '5125550101', type: 'unknown' }], emails: ['john@example.com', 'j@example.com'] },
+          {
+            firstName: 'John',
+            lastName: 'O\'Brien, "Jr"',
+            middleName: null,
+            age: 40,
+            phones: [
+              { number: '5125550100', type: 'mobile' },
+              { number: '5125550101', type: 'unknown' },
+            ],
+            emails: ['john@example.com', 'j@example.com'],
+          },
           { firstName: 'Bob', lastName: 'Smith', middleName: null, age: null, phones: [], emails: [] },
-          { firstName: 'Ann', lastName: 'Lee', middleName: null, age: null, phones: [{ number: '5125550102', type: 'residential' }], emails: [] },
+          {
+            firstName: 'Ann',
+            lastName: 'Lee',
+            middleName: null,
+            age: null,
+            phones: [{ number: '5125550102', type: 'residential' }],
+            emails: [],
+          },
         ],
       });
 
@@ -224,7 +321,9 @@ describe('import:records CLI', () => {
       expect(fromJsonl.stdout).toContain('Imported 1 records');
       expect(fromJsonl.stderr).toContain('rejected line 3: owners.0.name is required for an entity');
       expect(fromJsonl.status).toBe(2);
-      expect(await trace(austin(`7 ${name}`))).toMatchObject({ persons: [{ firstName: 'Zoe', phones: [{ number: '5125550103', type: 'mobile' }] }] });
+      expect(await trace(austin(`7 ${name}`))).toMatchObject({
+        persons: [{ firstName: 'Zoe', phones: [{ number: '5125550103', type: 'mobile' }] }],
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -22,9 +22,13 @@ let key: string;
 
 beforeAll(async () => {
   service = await startService();
-  const org = await service.graphql(`mutation($name: String!) { createOrganization(name: $name) { id } }`, { name: `Wording ${randomUUID()}` });
+  const org = await service.graphql(`mutation($name: String!) { createOrganization(name: $name) { id } }`, {
+    name: `Wording ${randomUUID()}`,
+  });
   const organizationId = org.body.data.createOrganization.id;
-  const issued = await service.graphql(`mutation($org: ID!) { generateSkipTraceKey(organizationId: $org) { secret } }`, { org: organizationId });
+  const issued = await service.graphql(`mutation($org: ID!) { generateSkipTraceKey(organizationId: $org) { secret } }`, {
+    org: organizationId,
+  });
   key = issued.body.data.generateSkipTraceKey.secret;
 });
 afterAll(() => service?.close());
@@ -78,7 +82,10 @@ async function addressMessages(address: Record<string, unknown>, field: string):
 describe('one wording per address rule, on every route', () => {
   it('words an invalid ZIP alike, naming its forms (not a raw pattern)', async () => {
     for (const zip of ['nope', '7870', '78701-12']) {
-      expect({ zip, messages: await addressMessages({ ...ADDRESS, zip }, 'zip') }).toEqual({ zip, messages: Array(3).fill(RULE_MESSAGES.zip) });
+      expect({ zip, messages: await addressMessages({ ...ADDRESS, zip }, 'zip') }).toEqual({
+        zip,
+        messages: Array(3).fill(RULE_MESSAGES.zip),
+      });
     }
     expect(RULE_MESSAGES.zip).toContain('12345-6789');
     expect(RULE_MESSAGES.zip).not.toContain('\\d');
@@ -86,20 +93,28 @@ describe('one wording per address rule, on every route', () => {
 
   it('words a state that is not a USPS code alike, whether its length (JSON Schema) or its letters (resolver) give it away', async () => {
     for (const state of ['XX', 'Texas', 'T', '']) {
-      expect({ state, messages: await addressMessages({ ...ADDRESS, state }, 'state') }).toEqual({ state, messages: Array(3).fill(RULE_MESSAGES.state) });
+      expect({ state, messages: await addressMessages({ ...ADDRESS, state }, 'state') }).toEqual({
+        state,
+        messages: Array(3).fill(RULE_MESSAGES.state),
+      });
     }
     expect(RULE_MESSAGES.state).toMatch(/^must be a two-letter USPS state code/);
     for (const code of ['TX', 'DC', 'PR', 'AE']) expect(RULE_MESSAGES.state).toContain(code);
   });
 
   it('words an over-long address line alike', async () => {
-    expect(await addressMessages({ ...ADDRESS, line1: `1 ${'M'.repeat(199)}` }, 'line1')).toEqual(Array(3).fill('must be at most 200 characters'));
+    expect(await addressMessages({ ...ADDRESS, line1: `1 ${'M'.repeat(199)}` }, 'line1')).toEqual(
+      Array(3).fill('must be at most 200 characters'),
+    );
     expect(await addressMessages({ ...ADDRESS, line2: 'U'.repeat(201) }, 'line2')).toEqual(Array(3).fill('must be at most 200 characters'));
   });
 
   it('words an empty and a blank line1 alike', async () => {
     for (const line1 of ['', '   ']) {
-      expect({ line1, messages: await addressMessages({ ...ADDRESS, line1 }, 'line1') }).toEqual({ line1, messages: Array(3).fill(RULE_MESSAGES.blank) });
+      expect({ line1, messages: await addressMessages({ ...ADDRESS, line1 }, 'line1') }).toEqual({
+        line1,
+        messages: Array(3).fill(RULE_MESSAGES.blank),
+      });
     }
   });
 
@@ -168,11 +183,11 @@ describe('one wording per actor rule, on every route', () => {
   });
 });
 
-describe('the rules\' own messages and the published schemas', () => {
+describe("the rules' own messages and the published schemas", () => {
   const operation = parse(SKIP_TRACE).definitions[0] as OperationDefinitionNode;
   const strictAjv = () => new Ajv({ formats: { 'date-time': true }, logger: false });
 
-  it('emits errorMessage only for the server\'s own validator', () => {
+  it("emits errorMessage only for the server's own validator", () => {
     const published = variablesJsonSchema(schema, operation);
     expect(JSON.stringify(published)).not.toContain('errorMessage');
     expect(() => strictAjv().compile(published)).not.toThrow();

@@ -35,25 +35,37 @@ async function gqlData(service: TestService, query: string, variables: Record<st
 const errorCode = (body: Body) => body.errors?.[0]?.extensions?.code;
 
 async function createOrganization(service: TestService, enabled = true): Promise<string> {
-  const data = await gqlData(service, `mutation($name: String!, $enabled: Boolean!) { createOrganization(name: $name, skipTraceEnabled: $enabled) { id } }`, {
-    name: `Skip trace org ${randomUUID()}`,
-    enabled,
-  });
+  const data = await gqlData(
+    service,
+    `mutation($name: String!, $enabled: Boolean!) { createOrganization(name: $name, skipTraceEnabled: $enabled) { id } }`,
+    {
+      name: `Skip trace org ${randomUUID()}`,
+      enabled,
+    },
+  );
   return data.createOrganization.id;
 }
 
 async function addCredits(service: TestService, organizationId: string, amount: number, reference: string = randomUUID()): Promise<Body> {
-  return gql(service, `mutation($org: ID!, $amount: Int!, $ref: String!) { addSkipTraceCredits(organizationId: $org, amount: $amount, reference: $ref) { ${ORG_FIELDS} } }`, {
-    org: organizationId,
-    amount,
-    ref: reference,
-  });
+  return gql(
+    service,
+    `mutation($org: ID!, $amount: Int!, $ref: String!) { addSkipTraceCredits(organizationId: $org, amount: $amount, reference: $ref) { ${ORG_FIELDS} } }`,
+    {
+      org: organizationId,
+      amount,
+      ref: reference,
+    },
+  );
 }
 
-const keyMutation = (name: 'generateSkipTraceKey' | 'rotateSkipTraceKey') => `mutation($org: ID!) { ${name}(organizationId: $org) { ${ISSUED_FIELDS} } }`;
+const keyMutation = (name: 'generateSkipTraceKey' | 'rotateSkipTraceKey') =>
+  `mutation($org: ID!) { ${name}(organizationId: $org) { ${ISSUED_FIELDS} } }`;
 const REVOKE = `mutation($org: ID!) { revokeSkipTraceKey(organizationId: $org) }`;
 
-async function generateKey(service: TestService, organizationId: string): Promise<{ id: string; secret: string; hint: string; createdAt: string }> {
+async function generateKey(
+  service: TestService,
+  organizationId: string,
+): Promise<{ id: string; secret: string; hint: string; createdAt: string }> {
   return (await gqlData(service, keyMutation('generateSkipTraceKey'), { org: organizationId })).generateSkipTraceKey;
 }
 
@@ -126,8 +138,22 @@ const JANE = {
   ],
   emails: ['jane.doe@example.com'],
 };
-const JOHN = { firstName: 'John', lastName: 'Roe', middleName: null, age: 51, phones: [{ number: '5125550103', type: 'mobile' }], emails: ['john@acme.example'] };
-const MARY = { firstName: 'Mary', lastName: 'Major', middleName: null, age: null, phones: [{ number: '5125550104', type: 'unknown' }], emails: [] };
+const JOHN = {
+  firstName: 'John',
+  lastName: 'Roe',
+  middleName: null,
+  age: 51,
+  phones: [{ number: '5125550103', type: 'mobile' }],
+  emails: ['john@acme.example'],
+};
+const MARY = {
+  firstName: 'Mary',
+  lastName: 'Major',
+  middleName: null,
+  age: null,
+  phones: [{ number: '5125550104', type: 'unknown' }],
+  emails: [],
+};
 
 interface Fixture {
   street: string;
@@ -161,7 +187,13 @@ async function importFixture(service: TestService): Promise<Fixture> {
             type: 'entity',
             name: 'Acme Holdings LLC',
             persons: [
-              { firstName: 'John', lastName: 'Roe', age: 51, phones: [{ number: '512.555.0103', type: 'mobile' }], emails: ['john@acme.example'] },
+              {
+                firstName: 'John',
+                lastName: 'Roe',
+                age: 51,
+                phones: [{ number: '512.555.0103', type: 'mobile' }],
+                emails: ['john@acme.example'],
+              },
               { firstName: 'Mary', lastName: 'Major', phones: [{ number: '5125550104' }] },
             ],
           },
@@ -181,10 +213,16 @@ async function importFixture(service: TestService): Promise<Fixture> {
 const unknownAddress = () => ({ line1: `9 ${uniqueStreet()} Road`, city: 'Austin', state: 'TX', zip: '78702' });
 
 async function chargeRows(service: TestService, organizationId: string): Promise<Array<{ request_id: string; amount: number }>> {
-  return service.sql(`select request_id::text as request_id, amount from skip_trace_credit_ledger where organization_id = ? and kind = 'charge'`, [organizationId]);
+  return service.sql(
+    `select request_id::text as request_id, amount from skip_trace_credit_ledger where organization_id = ? and kind = 'charge'`,
+    [organizationId],
+  );
 }
 
-async function auditRows(service: TestService, keyId: string): Promise<Array<{ id: string; outcome: string; charged: boolean; duration_ms: number; key_id: string; organization_id: string }>> {
+async function auditRows(
+  service: TestService,
+  keyId: string,
+): Promise<Array<{ id: string; outcome: string; charged: boolean; duration_ms: number; key_id: string; organization_id: string }>> {
   return service.sql(
     `select id::text as id, outcome, charged, duration_ms, key_id::text as key_id, organization_id::text as organization_id
        from skip_trace_requests where key_id = ? order by created_at`,
@@ -231,7 +269,9 @@ describe('skip trace keys', () => {
     expect(rows[0].key_hash).toBe(createHash('sha256').update(issued.secret).digest('hex'));
     expect(rows[0].hint).toBe(issued.hint);
     expect(rows[0].revoked_at).toBeNull();
-    const dump = await service.sql(`select row_to_json(k)::text as json from skip_trace_keys k where organization_id = ?`, [organizationId]);
+    const dump = await service.sql(`select row_to_json(k)::text as json from skip_trace_keys k where organization_id = ?`, [
+      organizationId,
+    ]);
     expect(dump.map((r) => r.json).join('\n')).not.toContain(issued.secret.slice(4));
   });
 
@@ -268,7 +308,11 @@ describe('skip trace keys', () => {
     expectError(await trace(service, org.key, { address: fixture.address }), 401, 'invalid_key');
     const fresh = await trace(service, rotated.secret, { address: fixture.address });
     expect(fresh.status).toBe(200);
-    expect((await organization(service, org.organizationId)).skipTraceKey).toEqual({ id: rotated.id, hint: rotated.hint, createdAt: rotated.createdAt });
+    expect((await organization(service, org.organizationId)).skipTraceKey).toEqual({
+      id: rotated.id,
+      hint: rotated.hint,
+      createdAt: rotated.createdAt,
+    });
     const [old] = await service.sql(`select revoked_at from skip_trace_keys where id = ?`, [org.keyId]);
     expect(old.revoked_at).not.toBeNull();
     // Two traces were charged, the refused one was not.
@@ -305,7 +349,9 @@ describe('skip trace keys', () => {
         'stk_xxxx…xxxx',
       ]),
     ).rejects.toThrow(/unique|duplicate|23505/i);
-    const active = await service.sql(`select id from skip_trace_keys where organization_id = ? and revoked_at is null`, [org.organizationId]);
+    const active = await service.sql(`select id from skip_trace_keys where organization_id = ? and revoked_at is null`, [
+      org.organizationId,
+    ]);
     expect(active.map((r) => r.id)).toEqual([org.keyId]);
   });
 
@@ -323,18 +369,32 @@ describe('skip trace keys', () => {
 
   it('records who issued each key: platform, or the ADMIN-scoped gateway key, shown as createdBy', async () => {
     const admin = await service.provision({ role: 'ADMIN', scopes: ['ADMIN'] });
-    const createdBy = async (issued: { id: string }) => (await service.sql(`select created_by from skip_trace_keys where id = ?`, [issued.id]))[0].created_by;
-    const byPlatform = (await gqlData(service, `mutation($org: ID!) { generateSkipTraceKey(organizationId: $org) { id createdBy } }`, { org: admin.organizationId })).generateSkipTraceKey;
+    const createdBy = async (issued: { id: string }) =>
+      (await service.sql(`select created_by from skip_trace_keys where id = ?`, [issued.id]))[0].created_by;
+    const byPlatform = (
+      await gqlData(service, `mutation($org: ID!) { generateSkipTraceKey(organizationId: $org) { id createdBy } }`, {
+        org: admin.organizationId,
+      })
+    ).generateSkipTraceKey;
     expect(byPlatform.createdBy).toBe('platform');
     expect(await createdBy(byPlatform)).toBe('platform');
-    const byAdmin = (await gqlData(service, `mutation($org: ID!) { rotateSkipTraceKey(organizationId: $org) { id createdBy } }`, { org: admin.organizationId }, admin.key)).rotateSkipTraceKey;
+    const byAdmin = (
+      await gqlData(
+        service,
+        `mutation($org: ID!) { rotateSkipTraceKey(organizationId: $org) { id createdBy } }`,
+        { org: admin.organizationId },
+        admin.key,
+      )
+    ).rotateSkipTraceKey;
     expect(byAdmin.createdBy).toBe(admin.keyId);
     expect(await createdBy(byAdmin)).toBe(admin.keyId);
-    const shown = await gqlData(service, `query($id: ID!) { organization(id: $id) { skipTraceKey { id createdBy } } }`, { id: admin.organizationId });
+    const shown = await gqlData(service, `query($id: ID!) { organization(id: $id) { skipTraceKey { id createdBy } } }`, {
+      id: admin.organizationId,
+    });
     expect(shown.organization.skipTraceKey).toEqual({ id: byAdmin.id, createdBy: admin.keyId });
   });
 
-  it('answers FORBIDDEN to a MEMBER\'s key, an ADMIN of another organization, an ADMIN without ADMIN scope and an stk key, changing nothing', async () => {
+  it("answers FORBIDDEN to a MEMBER's key, an ADMIN of another organization, an ADMIN without ADMIN scope and an stk key, changing nothing", async () => {
     const org = await setupOrg(service);
     const member = await service.provision({ role: 'MEMBER', scopes: ['READ', 'WRITE'], organizationId: org.organizationId });
     const foreignAdmin = await service.provision({ role: 'ADMIN', scopes: ['READ', 'WRITE', 'ADMIN'] });
@@ -370,7 +430,9 @@ describe('skip trace credits', () => {
     // Another organization may use the same reference.
     const other = await createOrganization(service);
     expect((await addCredits(service, other, 3, 'order-42')).data?.addSkipTraceCredits.skipTraceCredits).toBe(3);
-    const rows = await service.sql(`select amount from skip_trace_credit_ledger where organization_id = ? and kind = 'purchase'`, [organizationId]);
+    const rows = await service.sql(`select amount from skip_trace_credit_ledger where organization_id = ? and kind = 'purchase'`, [
+      organizationId,
+    ]);
     expect(rows.map((r) => r.amount)).toEqual([5]);
   });
 
@@ -379,7 +441,9 @@ describe('skip trace credits', () => {
     const results = await Promise.all(Array.from({ length: 10 }, () => addCredits(service, organizationId, 9, 'race-ref')));
     for (const r of results) expect(r.errors).toBeUndefined();
     expect(await balance(service, organizationId)).toBe(9);
-    const rows = await service.sql(`select amount from skip_trace_credit_ledger where organization_id = ? and kind = 'purchase'`, [organizationId]);
+    const rows = await service.sql(`select amount from skip_trace_credit_ledger where organization_id = ? and kind = 'purchase'`, [
+      organizationId,
+    ]);
     expect(rows.map((r) => r.amount)).toEqual([9]);
   });
 
@@ -391,7 +455,9 @@ describe('skip trace credits', () => {
     expect(await balance(service, organizationId)).toBe(5);
     // The original amount is still a harmless repeat.
     expect((await addCredits(service, organizationId, 5, 'order-7')).data?.addSkipTraceCredits.skipTraceCredits).toBe(5);
-    const rows = await service.sql(`select amount from skip_trace_credit_ledger where organization_id = ? and kind = 'purchase'`, [organizationId]);
+    const rows = await service.sql(`select amount from skip_trace_credit_ledger where organization_id = ? and kind = 'purchase'`, [
+      organizationId,
+    ]);
     expect(rows.map((r) => r.amount)).toEqual([5]);
   });
 
@@ -415,7 +481,9 @@ describe('skip trace credits', () => {
     // Nothing was recorded for the refused purchases: the same reference applies once there is room.
     expect((await addCredits(service, organizationId, 10, 'fill')).data?.addSkipTraceCredits.skipTraceCredits).toBe(max);
     expect(errorCode(await addCredits(service, organizationId, 1, 'one-more'))).toBe('BAD_USER_INPUT');
-    const rows = await service.sql(`select reference from skip_trace_credit_ledger where organization_id = ? order by created_at`, [organizationId]);
+    const rows = await service.sql(`select reference from skip_trace_credit_ledger where organization_id = ? order by created_at`, [
+      organizationId,
+    ]);
     expect(rows.map((r) => r.reference)).toEqual(['bulk', 'fill']);
   });
 
@@ -427,7 +495,10 @@ describe('skip trace credits', () => {
     expect(results.filter((r) => !r.errors)).toHaveLength(2);
     expect(results.filter((r) => r.errors).map(errorCode)).toEqual(Array(6).fill('BAD_USER_INPUT'));
     expect(await balance(service, organizationId)).toBe(max);
-    const [ledger] = await service.sql(`select sum(amount)::bigint::text as total, count(*)::int as n from skip_trace_credit_ledger where organization_id = ?`, [organizationId]);
+    const [ledger] = await service.sql(
+      `select sum(amount)::bigint::text as total, count(*)::int as n from skip_trace_credit_ledger where organization_id = ?`,
+      [organizationId],
+    );
     expect(ledger).toEqual({ total: String(max), n: 3 });
   });
 
@@ -451,7 +522,11 @@ describe('POST /api/v1/skiptrace: credentials', () => {
 
   const refused = async (authorization: string | null) => {
     const headers: Record<string, string> = authorization === null ? {} : { authorization };
-    const result = await service.request('/api/v1/skiptrace', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ address: fixture.address }) });
+    const result = await service.request('/api/v1/skiptrace', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ address: fixture.address }),
+    });
     expectError(result, 401, 'invalid_key');
     expect(Object.keys(result.body)).toEqual(['error']);
     expect(Object.keys(result.body.error).sort()).toEqual(['code', 'message', 'requestId']);
@@ -522,7 +597,9 @@ describe('POST /api/v1/skiptrace: validation', () => {
     expect(detailPaths(await trace(service, org.key, { address: { ...base(), line1: '   ' } }))).toEqual(['address.line1']);
     expect(detailPaths(await trace(service, org.key, { address: { ...base(), line1: '' } }))).toEqual(['address.line1']);
     expect(detailPaths(await trace(service, org.key, { address: { ...base(), city: ' \t ' } }))).toEqual(['address.city']);
-    expect(detailPaths(await trace(service, org.key, { address: { ...base(), line1: `1 ${'A'.repeat(199)}` } }))).toEqual(['address.line1']);
+    expect(detailPaths(await trace(service, org.key, { address: { ...base(), line1: `1 ${'A'.repeat(199)}` } }))).toEqual([
+      'address.line1',
+    ]);
     expect(detailPaths(await trace(service, org.key, { address: { ...base(), city: 'B'.repeat(201) } }))).toEqual(['address.city']);
   });
 
@@ -557,7 +634,11 @@ describe('POST /api/v1/skiptrace: validation', () => {
   it('refuses unknown fields, naming them: top level (propertyId), in address, in actor', async () => {
     expect(detailPaths(await trace(service, org.key, { address: fixture.address, propertyId: 'p_123' }))).toEqual(['propertyId']);
     expect(detailPaths(await trace(service, org.key, { address: { ...fixture.address, county: 'Travis' } }))).toEqual(['address.county']);
-    expect(detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'person', firstName: 'Jane', nickname: 'JD' } }))).toContain('actor.nickname');
+    expect(
+      detailPaths(
+        await trace(service, org.key, { address: fixture.address, actor: { type: 'person', firstName: 'Jane', nickname: 'JD' } }),
+      ),
+    ).toContain('actor.nickname');
   });
 
   it('requires actor.type to be person or entity', async () => {
@@ -584,24 +665,46 @@ describe('POST /api/v1/skiptrace: validation', () => {
   });
 
   it('allows firstName/lastName only with a person and name only with an entity', async () => {
-    const entityWithNames = detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'entity', name: 'Acme', firstName: 'Jane', lastName: 'Doe' } }));
+    const entityWithNames = detailPaths(
+      await trace(service, org.key, {
+        address: fixture.address,
+        actor: { type: 'entity', name: 'Acme', firstName: 'Jane', lastName: 'Doe' },
+      }),
+    );
     expect(entityWithNames.sort()).toEqual(['actor.firstName', 'actor.lastName']);
     // A person with only a name has neither name part either: every failing path is named.
-    expect(detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'person', name: 'Acme LLC' } }))).toEqual(['actor.firstName', 'actor.lastName', 'actor.name']);
-    expect(detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'person', lastName: 'X'.repeat(201) } }))).toContain('actor.lastName');
+    expect(detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'person', name: 'Acme LLC' } }))).toEqual([
+      'actor.firstName',
+      'actor.lastName',
+      'actor.name',
+    ]);
+    expect(
+      detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'person', lastName: 'X'.repeat(201) } })),
+    ).toContain('actor.lastName');
   });
 
   it('refuses wrong JSON types (a number for zip, an object for line1, a list for city)', async () => {
     expect(detailPaths(await trace(service, org.key, { address: { ...base(), zip: 78701 } }))).toEqual(['address.zip']);
     expect(detailPaths(await trace(service, org.key, { address: { ...base(), line1: { street: 'Main' } } }))).toEqual(['address.line1']);
     expect(detailPaths(await trace(service, org.key, { address: { ...base(), city: ['Austin'] } }))).toEqual(['address.city']);
-    expect(detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'person', firstName: 7 } }))).toContain('actor.firstName');
+    expect(detailPaths(await trace(service, org.key, { address: fixture.address, actor: { type: 'person', firstName: 7 } }))).toContain(
+      'actor.firstName',
+    );
   });
 
   it('reports several failures at once, one detail per failing path', async () => {
-    const schemaLevel = detailPaths(await trace(service, org.key, { address: { line1: '', city: 5, state: 'Texas', zip: 'abcde', county: 'Travis' }, propertyId: 'x' }));
-    expect(new Set(schemaLevel)).toEqual(new Set(['address.line1', 'address.city', 'address.state', 'address.zip', 'address.county', 'propertyId']));
-    const ruleLevel = detailPaths(await trace(service, org.key, { address: { line1: '   ', city: 'Austin', state: 'XX', zip: '78701' }, actor: { type: 'entity', firstName: 'Jane' } }));
+    const schemaLevel = detailPaths(
+      await trace(service, org.key, { address: { line1: '', city: 5, state: 'Texas', zip: 'abcde', county: 'Travis' }, propertyId: 'x' }),
+    );
+    expect(new Set(schemaLevel)).toEqual(
+      new Set(['address.line1', 'address.city', 'address.state', 'address.zip', 'address.county', 'propertyId']),
+    );
+    const ruleLevel = detailPaths(
+      await trace(service, org.key, {
+        address: { line1: '   ', city: 'Austin', state: 'XX', zip: '78701' },
+        actor: { type: 'entity', firstName: 'Jane' },
+      }),
+    );
     expect(new Set(ruleLevel)).toEqual(new Set(['address.line1', 'address.state', 'actor.firstName', 'actor.name']));
   });
 
@@ -624,7 +727,9 @@ describe('POST /api/v1/skiptrace: validation', () => {
     }
     expect(await balance(service, org.organizationId)).toBe(balanceBefore);
     // One name part that holds a letter still narrows.
-    expect((await trace(service, org.key, { address: fixture.address, actor: { type: 'person', firstName: '.', lastName: 'Doe' } })).status).toBe(200);
+    expect(
+      (await trace(service, org.key, { address: fixture.address, actor: { type: 'person', firstName: '.', lastName: 'Doe' } })).status,
+    ).toBe(200);
   });
 
   it('answers 413 payload_too_large to a body over 64 KiB', async () => {
@@ -672,7 +777,11 @@ describe('POST /api/v1/skiptrace: order of checks', () => {
   it('follows setSkipTraceEnabled at once, both ways', async () => {
     const org = await setupOrg(service, { credits: 2 });
     const toggle = (enabled: boolean) =>
-      gqlData(service, `mutation($org: ID!, $enabled: Boolean!) { setSkipTraceEnabled(organizationId: $org, enabled: $enabled) { skipTraceEnabled } }`, { org: org.organizationId, enabled });
+      gqlData(
+        service,
+        `mutation($org: ID!, $enabled: Boolean!) { setSkipTraceEnabled(organizationId: $org, enabled: $enabled) { skipTraceEnabled } }`,
+        { org: org.organizationId, enabled },
+      );
     expect((await toggle(false)).setSkipTraceEnabled.skipTraceEnabled).toBe(false);
     expectError(await trace(service, org.key, { address: fixture.address }), 403, 'feature_unavailable');
     await toggle(true);
@@ -708,8 +817,14 @@ describe('POST /api/v1/skiptrace: outcomes with the records provider', () => {
     const unit = randomInt(100_000, 1_000_000);
     await gqlData(service, `mutation($input: [PropertyRecordInput!]!) { importPropertyRecords(input: $input) { imported } }`, {
       input: [
-        { address: { line1: `PSC ${unit} Box 56`, city: 'APO', state: 'AE', zip: '09204' }, owners: [{ type: 'person', firstName: 'Sam', lastName: 'Ryan' }] },
-        { address: { line1: `Unit ${unit} Box 4190`, city: 'APO', state: 'AP', zip: '96278' }, owners: [{ type: 'person', firstName: 'Kim', lastName: 'Ode' }] },
+        {
+          address: { line1: `PSC ${unit} Box 56`, city: 'APO', state: 'AE', zip: '09204' },
+          owners: [{ type: 'person', firstName: 'Sam', lastName: 'Ryan' }],
+        },
+        {
+          address: { line1: `Unit ${unit} Box 4190`, city: 'APO', state: 'AP', zip: '96278' },
+          owners: [{ type: 'person', firstName: 'Kim', lastName: 'Ode' }],
+        },
       ],
     });
     for (const address of [
@@ -724,7 +839,9 @@ describe('POST /api/v1/skiptrace: outcomes with the records provider', () => {
   it('treats equivalent spellings (Street Apt 4 / ST #4, tx / TX, ZIP / ZIP+4) as the same trace', async () => {
     const a = await trace(service, org.key, { address: fixture.address });
     const b = await trace(service, org.key, { address: fixture.upperAddress });
-    const c = await trace(service, org.key, { address: { line1: `123 ${fixture.street} St.`, line2: 'Apartment 4', city: 'austin', state: 'TX', zip: '787011234' } });
+    const c = await trace(service, org.key, {
+      address: { line1: `123 ${fixture.street} St.`, line2: 'Apartment 4', city: 'austin', state: 'TX', zip: '787011234' },
+    });
     for (const r of [a, b, c]) expect(r.status).toBe(200);
     expect(b.body.persons).toEqual(a.body.persons);
     expect(c.body.persons).toEqual(a.body.persons);
@@ -732,7 +849,10 @@ describe('POST /api/v1/skiptrace: outcomes with the records provider', () => {
   });
 
   it('narrows to the person actor, ignoring case and punctuation', async () => {
-    const result = await trace(service, org.key, { address: fixture.upperAddress, actor: { type: 'person', firstName: 'JANE', lastName: 'doe.' } });
+    const result = await trace(service, org.key, {
+      address: fixture.upperAddress,
+      actor: { type: 'person', firstName: 'JANE', lastName: 'doe.' },
+    });
     expect(result.status).toBe(200);
     expect(result.body).toEqual({ id: expect.stringMatching(UUID), status: 'records_found', persons: [JANE] });
     const lastOnly = await trace(service, org.key, { address: fixture.address, actor: { type: 'person', lastName: 'Roe' } });
@@ -740,7 +860,7 @@ describe('POST /api/v1/skiptrace: outcomes with the records provider', () => {
     expect(lastOnly.body).toEqual({ id: expect.stringMatching(UUID), status: 'no_records_found', persons: [] });
   });
 
-  it('returns the entity\'s persons for an entity actor spelt differently (Acme Holdings, L.L.C.)', async () => {
+  it("returns the entity's persons for an entity actor spelt differently (Acme Holdings, L.L.C.)", async () => {
     const result = await trace(service, org.key, { address: fixture.address, actor: { type: 'entity', name: 'Acme Holdings, L.L.C.' } });
     expect(result.status).toBe(200);
     expect(result.body).toEqual({ id: expect.stringMatching(UUID), status: 'records_found', persons: [JOHN, MARY] });
@@ -750,7 +870,10 @@ describe('POST /api/v1/skiptrace: outcomes with the records provider', () => {
 
   it('answers 200 no_records_found with persons [] to a non-matching actor, and charges it', async () => {
     const before = await balance(service, org.organizationId);
-    for (const actor of [{ type: 'person', firstName: 'Nobody', lastName: 'Here' }, { type: 'entity', name: 'Other Holdings LLC' }]) {
+    for (const actor of [
+      { type: 'person', firstName: 'Nobody', lastName: 'Here' },
+      { type: 'entity', name: 'Other Holdings LLC' },
+    ]) {
       const result = await trace(service, org.key, { address: fixture.address, actor });
       expect(result.status).toBe(200);
       expect(result.body).toEqual({ id: expect.stringMatching(UUID), status: 'no_records_found', persons: [] });
@@ -792,11 +915,16 @@ describe('POST /api/v1/skiptrace: outcomes with the records provider', () => {
     expectError(await trace(service, fresh.key, { address: unknownAddress() }), 422, 'invalid_request');
     expect((await trace(service, fresh.key, { address: fixture.address })).status).toBe(200);
     expectError(await trace(service, fresh.key, { address: fixture.address }), 402, 'insufficient_credits');
-    await gqlData(service, `mutation($org: ID!) { setSkipTraceEnabled(organizationId: $org, enabled: false) { id } }`, { org: fresh.organizationId });
+    await gqlData(service, `mutation($org: ID!) { setSkipTraceEnabled(organizationId: $org, enabled: false) { id } }`, {
+      org: fresh.organizationId,
+    });
     expectError(await trace(service, fresh.key, { address: fixture.address }), 403, 'feature_unavailable');
     expect(await balance(service, fresh.organizationId)).toBe(0);
     expect(await chargeRows(service, fresh.organizationId)).toHaveLength(1);
-    const [sum] = await service.sql(`select coalesce(sum(amount), 0)::int as total from skip_trace_credit_ledger where organization_id = ?`, [fresh.organizationId]);
+    const [sum] = await service.sql(
+      `select coalesce(sum(amount), 0)::int as total from skip_trace_credit_ledger where organization_id = ?`,
+      [fresh.organizationId],
+    );
     expect(sum.total).toBe(0);
   });
 });
@@ -828,7 +956,9 @@ describe('POST /api/v1/skiptrace: audit rows', () => {
     const org = await setupOrg(service, { credits: 2 });
     const none = await trace(service, org.key, { address: fixture.address, actor: { type: 'entity', name: 'Nobody Inc' } });
     expect(none.status).toBe(200);
-    await gqlData(service, `mutation($org: ID!) { setSkipTraceEnabled(organizationId: $org, enabled: false) { id } }`, { org: org.organizationId });
+    await gqlData(service, `mutation($org: ID!) { setSkipTraceEnabled(organizationId: $org, enabled: false) { id } }`, {
+      org: org.organizationId,
+    });
     expectError(await trace(service, org.key, { address: fixture.address }), 403, 'feature_unavailable');
     const rows = await auditRowsEventually(service, org.keyId, 2);
     expect(rows.map((r) => ({ outcome: r.outcome, charged: r.charged }))).toEqual([
@@ -884,7 +1014,7 @@ describe('POST /api/v1/skiptrace: rate-limit headers', () => {
     expectWindow(forbidden, 1000, 999);
   });
 
-  it('sends the rate-limit headers on a 401 too (the client IP\'s window)', async () => {
+  it("sends the rate-limit headers on a 401 too (the client IP's window)", async () => {
     const result = await trace(service, null, { address: fixture.address });
     expect(result.status).toBe(401);
     expect(result.headers.get('x-ratelimit-limit')).not.toBeNull();
@@ -940,7 +1070,12 @@ describe('POST /api/v1/skiptrace: rate-limit headers', () => {
     it('counts skipTrace calls on /graphql against the same key window (the limit is per API key)', async () => {
       const org = await setupOrg(limited, { credits: 10 });
       for (let i = 0; i < 3; i++) expect((await trace(limited, org.key, { address: limitedFixture.address })).status).toBe(200);
-      const viaGraphql = await gql(limited, `mutation($input: SkipTraceInput!) { skipTrace(input: $input) { ${TRACE_FIELDS} } }`, { input: { address: limitedFixture.address } }, org.key);
+      const viaGraphql = await gql(
+        limited,
+        `mutation($input: SkipTraceInput!) { skipTrace(input: $input) { ${TRACE_FIELDS} } }`,
+        { input: { address: limitedFixture.address } },
+        org.key,
+      );
       expect(errorCode(viaGraphql)).toBe('RATE_LIMITED');
       expect(await balance(limited, org.organizationId)).toBe(7);
     });
@@ -952,7 +1087,9 @@ describe('POST /api/v1/skiptrace: racing for the last credits', () => {
     const racing = service;
     const raceFixture = await importFixture(racing);
     const org = await setupOrg(racing, { credits: 20 });
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => trace(racing, org.key, { address: i % 2 ? raceFixture.address : raceFixture.upperAddress })));
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => trace(racing, org.key, { address: i % 2 ? raceFixture.address : raceFixture.upperAddress })),
+    );
 
     const byStatus = new Map<number, number>();
     for (const r of results) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
@@ -974,7 +1111,12 @@ describe('POST /api/v1/skiptrace: racing for the last credits', () => {
     expect(ledger).toEqual({ purchases: 20, charges: 20 });
     const audit = await auditRowsEventually(racing, org.keyId, 200);
     expect(audit).toHaveLength(200);
-    expect(audit.filter((r) => r.charged).map((r) => r.id).sort()).toEqual([...okIds].sort());
+    expect(
+      audit
+        .filter((r) => r.charged)
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual([...okIds].sort());
   });
 });
 
@@ -995,7 +1137,12 @@ describe('skipTrace on /graphql', () => {
     expect(await balance(service, org.organizationId)).toBe(3);
     expect((await chargeRows(service, org.organizationId)).map((c) => c.request_id)).toContain(result.id);
 
-    const none = await gqlData(service, SKIP_TRACE, { input: { address: fixture.address, actor: { type: 'person', firstName: 'Nobody' } } }, org.key);
+    const none = await gqlData(
+      service,
+      SKIP_TRACE,
+      { input: { address: fixture.address, actor: { type: 'person', firstName: 'Nobody' } } },
+      org.key,
+    );
     expect(none.skipTrace).toEqual({ id: expect.stringMatching(UUID), status: 'no_records_found', persons: [] });
   });
 
@@ -1004,8 +1151,12 @@ describe('skipTrace on /graphql', () => {
     expect(errorCode(await gql(service, SKIP_TRACE, { input: { address: unknownAddress() } }, org.key))).toBe('INSUFFICIENT_CREDITS');
     await addCredits(service, org.organizationId, 1);
     expect(errorCode(await gql(service, SKIP_TRACE, { input: { address: unknownAddress() } }, org.key))).toBe('BAD_USER_INPUT');
-    expect(errorCode(await gql(service, SKIP_TRACE, { input: { address: { ...fixture.address, state: 'XX' } } }, org.key))).toBe('BAD_USER_INPUT');
-    await gqlData(service, `mutation($org: ID!) { setSkipTraceEnabled(organizationId: $org, enabled: false) { id } }`, { org: org.organizationId });
+    expect(errorCode(await gql(service, SKIP_TRACE, { input: { address: { ...fixture.address, state: 'XX' } } }, org.key))).toBe(
+      'BAD_USER_INPUT',
+    );
+    await gqlData(service, `mutation($org: ID!) { setSkipTraceEnabled(organizationId: $org, enabled: false) { id } }`, {
+      org: org.organizationId,
+    });
     expect(errorCode(await gql(service, SKIP_TRACE, { input: { address: fixture.address } }, org.key))).toBe('FEATURE_UNAVAILABLE');
     expect(await balance(service, org.organizationId)).toBe(1);
   });
@@ -1038,7 +1189,9 @@ describe('skipTrace on /graphql', () => {
 
   it('spells the enum values in lower case, as the API reference does', async () => {
     const enumValues = async (name: string) =>
-      (await gqlData(service, `query($name: String!) { __type(name: $name) { enumValues { name } } }`, { name })).__type.enumValues.map((v: { name: string }) => v.name);
+      (await gqlData(service, `query($name: String!) { __type(name: $name) { enumValues { name } } }`, { name })).__type.enumValues.map(
+        (v: { name: string }) => v.name,
+      );
     expect((await enumValues('ActorType')).sort()).toEqual(['entity', 'person']);
     expect((await enumValues('SkipTraceStatus')).sort()).toEqual(['no_records_found', 'records_found']);
     expect((await enumValues('PhoneType')).sort()).toEqual(['mobile', 'residential', 'unknown']);

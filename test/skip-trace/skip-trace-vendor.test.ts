@@ -27,19 +27,35 @@ beforeEach(() => vendor.reset());
 async function setupOrg(credits: number) {
   const org = await service.graphql(`mutation { createOrganization(name: "Vendor test") { id } }`);
   const organizationId = org.body.data.createOrganization.id as string;
-  if (credits > 0) await service.graphql(`mutation($o: ID!, $n: Int!) { addSkipTraceCredits(organizationId: $o, amount: $n, reference: "seed") { id } }`, { o: organizationId, n: credits });
+  if (credits > 0)
+    await service.graphql(`mutation($o: ID!, $n: Int!) { addSkipTraceCredits(organizationId: $o, amount: $n, reference: "seed") { id } }`, {
+      o: organizationId,
+      n: credits,
+    });
   const key = await service.graphql(`mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: organizationId });
   return { organizationId, key: key.body.data.generateSkipTraceKey.secret as string };
 }
 
 /** A unique street per test, so cache entries of one test never serve another. */
-const address = (street = `${Math.floor(Math.random() * 1e6)} ${randomUUID().slice(0, 8)} Street`) => ({ line1: street, city: 'Austin', state: 'tx', zip: '78701' });
+const address = (street = `${Math.floor(Math.random() * 1e6)} ${randomUUID().slice(0, 8)} Street`) => ({
+  line1: street,
+  city: 'Austin',
+  state: 'tx',
+  zip: '78701',
+});
 
 const trace = (key: string, body: unknown) =>
-  service.request('/api/v1/skiptrace', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  service.request('/api/v1/skiptrace', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 async function balance(organizationId: string) {
-  const [row] = await service.sql(`select skip_trace_credits::int as credits, (select count(*)::int from skip_trace_credit_ledger where organization_id = ? and kind = 'charge') as charges from organizations where id = ?`, [organizationId, organizationId]);
+  const [row] = await service.sql(
+    `select skip_trace_credits::int as credits, (select count(*)::int from skip_trace_credit_ledger where organization_id = ? and kind = 'charge') as charges from organizations where id = ?`,
+    [organizationId, organizationId],
+  );
   return row as { credits: number; charges: number };
 }
 
@@ -49,7 +65,10 @@ describe('skip trace through the http vendor', () => {
   it('maps the vendor result and sends the standardized address', async () => {
     const org = await setupOrg(5);
     const house = Math.floor(Math.random() * 1e6);
-    const result = await trace(org.key, { address: { line1: `${house} Main Street Apt 4`, city: 'Austin', state: 'tx', zip: '78701-1234' }, actor: { type: 'person', firstName: 'John', lastName: "O'Neil" } });
+    const result = await trace(org.key, {
+      address: { line1: `${house} Main Street Apt 4`, city: 'Austin', state: 'tx', zip: '78701-1234' },
+      actor: { type: 'person', firstName: 'John', lastName: "O'Neil" },
+    });
     expect(result.status).toBe(200);
     expect(result.body.status).toBe('records_found');
     expect(result.body.id).toMatch(/^[0-9a-f-]{36}$/);
@@ -104,8 +123,13 @@ describe('skip trace through the http vendor', () => {
     expect(retry.body.status).toBe('records_found');
     expect(vendor.calls).toHaveLength(1);
     expect(await balance(org.organizationId)).toEqual({ credits: 4, charges: 1 });
-    const audit = await service.sql(`select outcome, charged from skip_trace_requests where organization_id = ? order by created_at`, [org.organizationId]);
-    expect(audit).toEqual([{ outcome: 'timeout', charged: false }, { outcome: 'records_found', charged: true }]);
+    const audit = await service.sql(`select outcome, charged from skip_trace_requests where organization_id = ? order by created_at`, [
+      org.organizationId,
+    ]);
+    expect(audit).toEqual([
+      { outcome: 'timeout', charged: false },
+      { outcome: 'records_found', charged: true },
+    ]);
   });
 
   it.each([
@@ -160,7 +184,10 @@ describe('skip trace through the http vendor', () => {
     const broke = await trace(org.key, { address: address() });
     expect([ok.status, invalid.status, broke.status]).toEqual([200, 422, 402]);
     await sleep(100); // the route's audit row is written once the response is out
-    const rows = await service.sql(`select id, outcome, charged, duration_ms, key_id from skip_trace_requests where organization_id = ? order by created_at`, [org.organizationId]);
+    const rows = await service.sql(
+      `select id, outcome, charged, duration_ms, key_id from skip_trace_requests where organization_id = ? order by created_at`,
+      [org.organizationId],
+    );
     expect(rows.map((r) => [r.outcome, r.charged])).toEqual([
       ['records_found', true],
       ['invalid_request', false],

@@ -11,7 +11,12 @@ describe.skipIf(!usingRealBackends || !process.env.REDIS_URL)('two instances sha
 
   beforeAll(async () => {
     vendor = await startFakeVendor();
-    const env = { SKIPTRACE_PROVIDER: 'http', SKIPTRACE_PROVIDER_URL: vendor.url, SKIPTRACE_PROVIDER_KEY: vendor.apiKey, SKIPTRACE_RATE_LIMIT_PER_MIN: '6' };
+    const env = {
+      SKIPTRACE_PROVIDER: 'http',
+      SKIPTRACE_PROVIDER_URL: vendor.url,
+      SKIPTRACE_PROVIDER_KEY: vendor.apiKey,
+      SKIPTRACE_RATE_LIMIT_PER_MIN: '6',
+    };
     a = await startService(env);
     // The second instance must accept the first one's platform token: same config, same secrets.
     b = await startService({ ...env, INTERNAL_API_TOKEN: a.platformToken });
@@ -23,12 +28,19 @@ describe.skipIf(!usingRealBackends || !process.env.REDIS_URL)('two instances sha
   });
 
   const trace = (service: TestService, key: string, body: unknown) =>
-    service.request('/api/v1/skiptrace', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    service.request('/api/v1/skiptrace', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   async function setupOrg(credits: number) {
     const org = await a.graphql(`mutation { createOrganization(name: "Two instances") { id } }`);
     const organizationId = org.body.data.createOrganization.id as string;
-    await a.graphql(`mutation($o: ID!, $n: Int!) { addSkipTraceCredits(organizationId: $o, amount: $n, reference: "seed") { id } }`, { o: organizationId, n: credits });
+    await a.graphql(`mutation($o: ID!, $n: Int!) { addSkipTraceCredits(organizationId: $o, amount: $n, reference: "seed") { id } }`, {
+      o: organizationId,
+      n: credits,
+    });
     const key = await a.graphql(`mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: organizationId });
     return { organizationId, key: key.body.data.generateSkipTraceKey.secret as string };
   }
@@ -62,6 +74,8 @@ describe.skipIf(!usingRealBackends || !process.env.REDIS_URL)('two instances sha
     const body = { address: { line1: `${randomUUID().slice(0, 6)} Window Way`, city: 'Austin', state: 'TX', zip: '78701' } };
     const results = await Promise.all(Array.from({ length: 12 }, (_, i) => trace(i % 2 ? a : b, org.key, body)));
     expect(results.filter((r) => r.status === 200)).toHaveLength(6);
-    expect(results.filter((r) => r.status === 429).every((r) => r.body.error.code === 'rate_limited' && r.headers.get('retry-after'))).toBe(true);
+    expect(results.filter((r) => r.status === 429).every((r) => r.body.error.code === 'rate_limited' && r.headers.get('retry-after'))).toBe(
+      true,
+    );
   });
 });

@@ -38,7 +38,10 @@ export interface Provisioned {
 
 export const usingRealBackends = Boolean(process.env.DATABASE_URL);
 
-export async function startService(env: Record<string, string> = {}, options: { logDestination?: DestinationStream } = {}): Promise<TestService> {
+export async function startService(
+  env: Record<string, string> = {},
+  options: { logDestination?: DestinationStream } = {},
+): Promise<TestService> {
   const platformToken = `pt_${randomBytes(24).toString('hex')}`;
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -96,19 +99,47 @@ export async function startService(env: Record<string, string> = {}, options: { 
     async provision(options = {}) {
       let organizationId = options.organizationId;
       if (!organizationId) {
-        const org = await graphql(`mutation($name: String!) { createOrganization(name: $name) { id } }`, { name: `Org ${randomUUID()}` });
+        const org = await graphql(
+          `
+            mutation ($name: String!) {
+              createOrganization(name: $name) {
+                id
+              }
+            }
+          `,
+          { name: `Org ${randomUUID()}` },
+        );
         organizationId = org.body.data.createOrganization.id as string;
       }
-      const user = await graphql(`mutation($org: ID!, $email: String!, $role: UserRole!) { createUser(organizationId: $org, email: $email, role: $role) { id } }`, {
-        org: organizationId,
-        email: `${randomUUID()}@example.com`,
-        role: options.role ?? 'MEMBER',
-      });
+      const user = await graphql(
+        `
+          mutation ($org: ID!, $email: String!, $role: UserRole!) {
+            createUser(organizationId: $org, email: $email, role: $role) {
+              id
+            }
+          }
+        `,
+        {
+          org: organizationId,
+          email: `${randomUUID()}@example.com`,
+          role: options.role ?? 'MEMBER',
+        },
+      );
       const userId = user.body.data.createUser.id as string;
-      const key = await graphql(`mutation($user: ID!, $scopes: [Scope!]!) { createApiKey(userId: $user, scopes: $scopes) { id secret } }`, {
-        user: userId,
-        scopes: options.scopes ?? ['READ', 'WRITE'],
-      });
+      const key = await graphql(
+        `
+          mutation ($user: ID!, $scopes: [Scope!]!) {
+            createApiKey(userId: $user, scopes: $scopes) {
+              id
+              secret
+            }
+          }
+        `,
+        {
+          user: userId,
+          scopes: options.scopes ?? ['READ', 'WRITE'],
+        },
+      );
       return { organizationId, userId, keyId: key.body.data.createApiKey.id, key: key.body.data.createApiKey.secret };
     },
   };

@@ -17,8 +17,13 @@ const HOLDER_NAME = 'open.lock.holder';
 
 /** Another process has the embedded data dir open: the caller must not touch it. */
 export class DataDirInUseError extends Error {
-  constructor(readonly dataDir: string, holder: string) {
-    super(`The embedded data dir ${dataDir} is already open in another process (${holder}). An embedded data dir belongs to one process: stop that one first, or use another DATA_DIR.`);
+  constructor(
+    readonly dataDir: string,
+    holder: string,
+  ) {
+    super(
+      `The embedded data dir ${dataDir} is already open in another process (${holder}). An embedded data dir belongs to one process: stop that one first, or use another DATA_DIR.`,
+    );
     this.name = 'DataDirInUseError';
   }
 }
@@ -101,7 +106,10 @@ export async function lockDataDir(dataDir: string, onCompromised: (error: Error)
     // Wait for the dead holder's lock to go stale; a process that takes it meanwhile wins.
     const retryMs = 250;
     unlock = await lockfile
-      .lock(dir, { ...options, retries: { retries: Math.ceil((DATA_DIR_LOCK_STALE_MS + 1000) / retryMs), factor: 1, minTimeout: retryMs, maxTimeout: retryMs } })
+      .lock(dir, {
+        ...options,
+        retries: { retries: Math.ceil((DATA_DIR_LOCK_STALE_MS + 1000) / retryMs), factor: 1, minTimeout: retryMs, maxTimeout: retryMs },
+      })
       .catch((retryError: NodeJS.ErrnoException) => {
         throw retryError.code === 'ELOCKED' ? refusal(dataDir, holderPath) : retryError;
       });

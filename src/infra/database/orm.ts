@@ -71,7 +71,13 @@ export async function openDatabase(
       pool: { min: 0, max: config.poolMax },
     });
     await withMigrationLock(config.url, () => orm.migrator.up(upTo));
-    return { orm: orm as unknown as Orm, sql: await createSql(orm as unknown as Orm, 'postgres'), kind: 'postgres', freshEmbedded: false, close: () => orm.close(true) };
+    return {
+      orm: orm as unknown as Orm,
+      sql: await createSql(orm as unknown as Orm, 'postgres'),
+      kind: 'postgres',
+      freshEmbedded: false,
+      close: () => orm.close(true),
+    };
   }
 
   const [{ MikroORM: PgliteORM }, embedded] = await Promise.all([import('@mikro-orm/pglite'), engine ?? startEmbeddedEngine(config)]);

@@ -7,10 +7,11 @@ export function registerHealthRoutes(app: FastifyInstance, services: { sql: Sql;
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {
-    const checks: Record<string, 'ok' | 'down' | 'not configured'> = { database: 'down', redis: services.redis ? 'down' : 'not configured' };
-    const probes: Promise<unknown>[] = [
-      services.sql.execute('select 1').then(() => (checks.database = 'ok')),
-    ];
+    const checks: Record<string, 'ok' | 'down' | 'not configured'> = {
+      database: 'down',
+      redis: services.redis ? 'down' : 'not configured',
+    };
+    const probes: Promise<unknown>[] = [services.sql.execute('select 1').then(() => (checks.database = 'ok'))];
     if (services.redis) probes.push(services.redis.ping().then(() => (checks.redis = 'ok')));
     await Promise.race([Promise.allSettled(probes), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
     const ready = Object.values(checks).every((state) => state !== 'down');

@@ -70,7 +70,11 @@ export function createHttpServer(config: Config, log: Logger): FastifyInstance {
     // URLs the router cannot decode, or whose segments are over-long, are no route of ours.
     frameworkErrors: (error, request, reply) => {
       const path = request.raw.url?.split('?')[0] ?? '';
-      return sendError(request, reply, new AppError('not_found', `No route ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}.`));
+      return sendError(
+        request,
+        reply,
+        new AppError('not_found', `No route ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}.`),
+      );
     },
     // Requests Node's HTTP parser refuses (bad bytes in a header, oversized request line or
     // headers) or ends (the body timeout) still get the contract's error body.
@@ -81,10 +85,20 @@ export function createHttpServer(config: Config, log: Logger): FastifyInstance {
       if (!socket.writable || code === 'ECONNRESET' || answered) return socket.destroy();
       const requestId = (socket as Socket & { [kRequestId]?: string })[kRequestId] ?? randomUUID();
       if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-        return answerOnSocket(socket, new AppError('request_timeout', `The request did not arrive in full within ${bodyTimeoutMs} ms.`), requestId);
+        return answerOnSocket(
+          socket,
+          new AppError('request_timeout', `The request did not arrive in full within ${bodyTimeoutMs} ms.`),
+          requestId,
+        );
       }
       const tooLarge = code === 'HPE_HEADER_OVERFLOW';
-      answerOnSocket(socket, tooLarge ? new AppError('payload_too_large', 'The request line or headers are too large.') : new AppError('invalid_request', 'The HTTP request is malformed.'), requestId);
+      answerOnSocket(
+        socket,
+        tooLarge
+          ? new AppError('payload_too_large', 'The request line or headers are too large.')
+          : new AppError('invalid_request', 'The HTTP request is malformed.'),
+        requestId,
+      );
     },
   });
 
@@ -129,10 +143,13 @@ export function createHttpServer(config: Config, log: Logger): FastifyInstance {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     let appError: AppError;
     if (error instanceof AppError) appError = error;
-    else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') appError = new AppError('payload_too_large', 'The body is too large (64 KiB on the REST routes).');
+    else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      appError = new AppError('payload_too_large', 'The body is too large (64 KiB on the REST routes).');
     // A Content-Type header the host cannot even read (empty, malformed) is no JSON either.
-    else if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') appError = new AppError('unsupported_media_type', 'Send the body as application/json.');
-    else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) appError = new AppError('invalid_request', 'The request could not be read.');
+    else if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+      appError = new AppError('unsupported_media_type', 'Send the body as application/json.');
+    else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)
+      appError = new AppError('invalid_request', 'The request could not be read.');
     else {
       request.log.error({ err: error }, 'unexpected error');
       appError = new AppError('internal_error', MASKED_MESSAGE);
@@ -143,10 +160,11 @@ export function createHttpServer(config: Config, log: Logger): FastifyInstance {
   return app;
 }
 
-
 /** Answers 405 `method_not_allowed` for the other methods of a known path. */
 export function allowOnly(app: FastifyInstance, url: string, allowed: string[]) {
-  const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter((m) => !allowed.includes(m) && !(m === 'HEAD' && allowed.includes('GET')));
+  const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter(
+    (m) => !allowed.includes(m) && !(m === 'HEAD' && allowed.includes('GET')),
+  );
   app.route({
     url,
     method: methods,

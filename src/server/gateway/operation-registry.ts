@@ -23,7 +23,8 @@ function declaredScope(schema: GraphQLSchema, operation: RestOperation): Scope {
   const root = operation.type === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   const field = root?.getFields()[rootField];
   const authScopes = (field?.extensions?.pothosOptions as { authScopes?: unknown } | undefined)?.authScopes;
-  const scopes = authScopes && typeof authScopes === 'object' ? Object.keys(authScopes).filter((s) => ['READ', 'WRITE', 'ADMIN'].includes(s)) : [];
+  const scopes =
+    authScopes && typeof authScopes === 'object' ? Object.keys(authScopes).filter((s) => ['READ', 'WRITE', 'ADMIN'].includes(s)) : [];
   if (scopes.length !== 1) throw new Error(`Gateway operation field ${rootField} must declare exactly one of READ, WRITE or ADMIN.`);
   return scopes[0] as Scope;
 }

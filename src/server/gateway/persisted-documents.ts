@@ -6,6 +6,11 @@ import manifest from './__generated__/persisted-documents.json' with { type: 'js
  */
 export const persistedDocuments = {
   /** Accepts the hash with or without its `sha256:` prefix. */
-  byHash: new Map(Object.entries(manifest as Record<string, string>).flatMap(([hash, document]) => [[hash, document], [hash.replace(/^sha256:/, ''), document]])),
+  byHash: new Map(
+    Object.entries(manifest as Record<string, string>).flatMap(([hash, document]) => [
+      [hash, document],
+      [hash.replace(/^sha256:/, ''), document],
+    ]),
+  ),
   entries: Object.entries(manifest as Record<string, string>),
 };

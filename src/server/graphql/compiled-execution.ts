@@ -60,7 +60,9 @@ export function useBoundedCompiledExecution(): Plugin {
     const text = args.document.loc?.source.body;
     if (text === undefined) return null;
     // Keyed by a hash: a document's text may be megabytes of string literals.
-    const key = createHash('sha256').update(`${args.operationName ?? ''}\n${text}`).digest('base64');
+    const key = createHash('sha256')
+      .update(`${args.operationName ?? ''}\n${text}`)
+      .digest('base64');
     const hit = compiled.get(key);
     if (hit) return hit;
     if (!seen.has(key)) {
@@ -82,7 +84,10 @@ export function useBoundedCompiledExecution(): Plugin {
   return {
     onExecute({ args, setExecuteFn }) {
       const entry = compiledFor(args);
-      if (entry) setExecuteFn((executionArgs: ExecutionArgs) => entry.query.query(executionArgs.rootValue, executionArgs.contextValue, executionArgs.variableValues ?? {}));
+      if (entry)
+        setExecuteFn((executionArgs: ExecutionArgs) =>
+          entry.query.query(executionArgs.rootValue, executionArgs.contextValue, executionArgs.variableValues ?? {}),
+        );
     },
   };
 }

@@ -22,14 +22,21 @@ export function maskError(error: unknown, requestLog: Pick<Logger, 'error'>): Gr
   // Yoga parses the `variables` and `extensions` of GET (and form-encoded) requests with JSON.parse,
   // before any GraphQL runs: a SyntaxError that reaches us unwrapped is the caller's input.
   if (error instanceof SyntaxError) {
-    return new GraphQLError('variables and extensions must be JSON objects.', { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
+    return new GraphQLError('variables and extensions must be JSON objects.', {
+      extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+    });
   }
   if (error instanceof GraphQLError) {
     const original = error.originalError;
     if (original instanceof AppError) {
       // A resolver's AppError, located: already the AppError's message and extensions.
       if (error.message === original.message && error.extensions === original.extensions) return error;
-      return new GraphQLError(original.message, { nodes: error.nodes, path: error.path, extensions: original.extensions, originalError: original });
+      return new GraphQLError(original.message, {
+        nodes: error.nodes,
+        path: error.path,
+        extensions: original.extensions,
+        originalError: original,
+      });
     }
     if (!original || original instanceof GraphQLError) {
       if (error.extensions?.code) return error;
@@ -42,7 +49,10 @@ export function maskError(error: unknown, requestLog: Pick<Logger, 'error'>): Gr
       });
     }
   }
-  requestLog.error({ err: error instanceof GraphQLError ? (error.originalError ?? error) : error }, 'unexpected error in GraphQL execution');
+  requestLog.error(
+    { err: error instanceof GraphQLError ? (error.originalError ?? error) : error },
+    'unexpected error in GraphQL execution',
+  );
   return new GraphQLError('Unexpected error.', { extensions: { code: ERRORS.internal_error.graphql } });
 }
 
@@ -62,7 +72,13 @@ export const useContractErrorCodes = (): Plugin => ({
       if (isGraphqlErrorCode(code) && !leaks) return error;
       const extensions: Record<string, unknown> = { ...error.extensions, code: isGraphqlErrorCode(code) ? code : 'BAD_USER_INPUT' };
       for (const key of INTERNAL_EXTENSIONS) delete extensions[key];
-      return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions });
+      return new GraphQLError(error.message, {
+        nodes: error.nodes,
+        source: error.source,
+        positions: error.positions,
+        path: error.path,
+        extensions,
+      });
     });
     setResult({ ...result, errors });
   },
@@ -101,7 +117,10 @@ export function refuseBody(method: string, body: unknown): GraphqlRefusal | null
     return graphqlRefusal(400, 'Batching is not supported: send one operation per request (a JSON object, not an array).');
   }
   if (typeof body !== 'object' || body === null || Object.keys(body).length === 0) {
-    return graphqlRefusal(400, 'The body must be a JSON object with "query" (a GraphQL document) or "documentId" (a persisted document id).');
+    return graphqlRefusal(
+      400,
+      'The body must be a JSON object with "query" (a GraphQL document) or "documentId" (a persisted document id).',
+    );
   }
   return null;
 }
@@ -121,7 +140,8 @@ export function refuseQueryParams(url: string): GraphqlRefusal | null {
     } catch {
       return graphqlRefusal(400, `The ${name} parameter is not valid JSON.`);
     }
-    if (value !== null && (typeof value !== 'object' || Array.isArray(value))) return graphqlRefusal(400, `The ${name} parameter must be a JSON object.`);
+    if (value !== null && (typeof value !== 'object' || Array.isArray(value)))
+      return graphqlRefusal(400, `The ${name} parameter must be a JSON object.`);
     if (containsNul(value)) return graphqlRefusal(400, NUL_MESSAGE);
   }
   return null;

@@ -2,7 +2,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../graphql/context.js';
 import { admitRequest, anyCaller, credentialGuard, rateLimitMessage } from '../credential-guard.js';
 import { GRAPHQL_BODY_LIMIT_BYTES } from '../../infra/http/server.js';
-import { graphqlRefusal, refusalOf, refuseBody, refuseQueryParams, refusalForEmptyResponse, refusalForHostError, type GraphqlRefusal } from './graphql-errors.js';
+import {
+  graphqlRefusal,
+  refusalOf,
+  refuseBody,
+  refuseQueryParams,
+  refusalForEmptyResponse,
+  refusalForHostError,
+  type GraphqlRefusal,
+} from './graphql-errors.js';
 import { printedSchema } from '../schema.js';
 import type { Yoga } from './yoga.js';
 
@@ -17,7 +25,8 @@ import type { Yoga } from './yoga.js';
 export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Services; yoga: Yoga }) {
   const { services, yoga } = deps;
 
-  const refuse = (reply: FastifyReply, refusal: GraphqlRefusal) => reply.status(refusal.status).type('application/json; charset=utf-8').send(refusal.body);
+  const refuse = (reply: FastifyReply, refusal: GraphqlRefusal) =>
+    reply.status(refusal.status).type('application/json; charset=utf-8').send(refusal.body);
   const unauthenticated = (reply: FastifyReply, message: string) => refuse(reply, refusalOf('invalid_key', message));
 
   const errorHandler = (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
@@ -35,14 +44,21 @@ export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Se
     handler: async (request, reply) => {
       const { principal, decision } = await admitRequest(services, request, reply, anyCaller);
       if (!decision.allowed) return refuse(reply, refusalOf('rate_limited', rateLimitMessage(decision)));
-      const wantsGraphiql = request.method === 'GET' && services.config.env !== 'production' && (request.headers.accept ?? '').includes('text/html');
+      const wantsGraphiql =
+        request.method === 'GET' && services.config.env !== 'production' && (request.headers.accept ?? '').includes('text/html');
       if (principal === null) return unauthenticated(reply, 'The credential is not valid.');
-      if (principal.type === 'anonymous' && !wantsGraphiql) return unauthenticated(reply, 'A credential is required (Authorization: Bearer <key>).');
+      if (principal.type === 'anonymous' && !wantsGraphiql)
+        return unauthenticated(reply, 'A credential is required (Authorization: Bearer <key>).');
 
       const refusal = refuseBody(request.method, request.body) ?? (request.method === 'GET' ? refuseQueryParams(request.url) : null);
       if (refusal) return refuse(reply, refusal);
 
-      const response = await yoga.handleNodeRequestAndResponse(request, reply, { principal, requestId: request.id, log: request.log, client: request.client });
+      const response = await yoga.handleNodeRequestAndResponse(request, reply, {
+        principal,
+        requestId: request.id,
+        log: request.log,
+        client: request.client,
+      });
       if (response.body === null) {
         const empty = refusalForEmptyResponse(response.status);
         if (empty) return refuse(reply, empty);
@@ -59,7 +75,8 @@ export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Se
     method: ['PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     bodyLimit: GRAPHQL_BODY_LIMIT_BYTES,
     errorHandler,
-    handler: async (_request, reply) => refuse(reply.header('Allow', 'GET, POST'), refusalOf('method_not_allowed', 'Use GET or POST on /graphql.')),
+    handler: async (_request, reply) =>
+      refuse(reply.header('Allow', 'GET, POST'), refusalOf('method_not_allowed', 'Use GET or POST on /graphql.')),
   });
 
   app.get('/schema.graphql', { onRequest: credentialGuard({ services, accepts: anyCaller }) }, async (_request, reply) =>

@@ -40,7 +40,13 @@ interface Walk {
 }
 
 /** The counted size of an operation's introspection, stopping once past `budget`. */
-export function introspectionSize(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown>, budget: number): number {
+export function introspectionSize(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown>,
+  budget: number,
+): number {
   const operation = getOperationAST(document, operationName);
   if (!operation) return 0;
   const walk: Walk = { schema, fragment: fragmentsOf(document), variables, count: 0 };
@@ -65,7 +71,9 @@ function* introspectionRootFields(selectionSet: SelectionSetNode, fragment: Frag
 function countField(walk: Walk, field: GraphQLField<unknown, unknown>, node: FieldNode, source: unknown, budget: number) {
   walk.count++;
   const args = getArgumentValues(field, node, walk.variables);
-  const value = field.resolve ? field.resolve(source, args, undefined, { schema: walk.schema } as GraphQLResolveInfo) : (source as Record<string, unknown>)[field.name];
+  const value = field.resolve
+    ? field.resolve(source, args, undefined, { schema: walk.schema } as GraphQLResolveInfo)
+    : (source as Record<string, unknown>)[field.name];
   if (value === null || value === undefined || !node.selectionSet) return;
   const type = getNamedType(field.type) as GraphQLObjectType;
   for (const item of Array.isArray(value) ? value : [value]) {
@@ -91,7 +99,10 @@ function hasIntrospection(document: DocumentNode): boolean {
   let known = introspects.get(document);
   if (known === undefined) {
     const fragment = fragmentsOf(document);
-    known = document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && !introspectionRootFields(definition.selectionSet, fragment).next().done);
+    known = document.definitions.some(
+      (definition) =>
+        definition.kind === Kind.OPERATION_DEFINITION && !introspectionRootFields(definition.selectionSet, fragment).next().done,
+    );
     introspects.set(document, known);
   }
   return known;
@@ -104,13 +115,23 @@ export function useIntrospectionBudget(refusal: (message: string) => GraphQLErro
       if (!hasIntrospection(args.document)) return;
       let size: number;
       try {
-        size = introspectionSize(args.schema, args.document, args.operationName, (args.variableValues ?? {}) as Record<string, unknown>, budget);
+        size = introspectionSize(
+          args.schema,
+          args.document,
+          args.operationName,
+          (args.variableValues ?? {}) as Record<string, unknown>,
+          budget,
+        );
       } catch {
         return; // arguments that do not coerce: execution reports them
       }
       if (size > budget) {
         setResultAndStopExecution({
-          errors: [refusal(`The introspection asks for more than ${budget} values; request the schema once (GET /schema.graphql or one __schema query) rather than repeating it.`)],
+          errors: [
+            refusal(
+              `The introspection asks for more than ${budget} values; request the schema once (GET /schema.graphql or one __schema query) rather than repeating it.`,
+            ),
+          ],
         });
       }
     },

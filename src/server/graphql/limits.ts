@@ -75,7 +75,10 @@ const found = (error: GraphQLError | undefined) => /found (\d+(?:\.\d+)?)/.exec(
 /** An armor rule that reports our message through the validation context instead of throwing. */
 function reporting(
   name: string,
-  make: (options: { propagateOnRejection: false; onReject: Array<(context: ValidationContext | null, error: GraphQLError) => void> }) => ValidationRule,
+  make: (options: {
+    propagateOnRejection: false;
+    onReject: Array<(context: ValidationContext | null, error: GraphQLError) => void>;
+  }) => ValidationRule,
   message: (found: string | undefined) => string,
 ): ValidationRule {
   const rule = make({
@@ -101,7 +104,8 @@ export const aliasLimitRule = reporting(
 export const costLimitRuleWithMessage = reporting(
   'CostLimit',
   (o) => costLimitRule({ ...o, maxCost: MAX_COST, ignoreIntrospection: true, flattenFragments: true, exposeLimits: true }),
-  (n) => `The operation is too expensive${n ? ` (cost ${Math.ceil(Number(n))})` : ''}; the limit is ${MAX_COST}. Select fewer fields or split it into several requests.`,
+  (n) =>
+    `The operation is too expensive${n ? ` (cost ${Math.ceil(Number(n))})` : ''}; the limit is ${MAX_COST}. Select fewer fields or split it into several requests.`,
 );
 
 /**
@@ -111,7 +115,8 @@ export const costLimitRuleWithMessage = reporting(
 export function noNulInStringsRule(context: ValidationContext): ASTVisitor {
   return {
     StringValue(node) {
-      if (node.value.includes('\u0000')) context.reportError(new GraphQLError(NUL_MESSAGE, { nodes: node, extensions: { code: 'BAD_USER_INPUT' } }));
+      if (node.value.includes('\u0000'))
+        context.reportError(new GraphQLError(NUL_MESSAGE, { nodes: node, extensions: { code: 'BAD_USER_INPUT' } }));
     },
   };
 }
@@ -127,9 +132,12 @@ export function skipTraceAloneRule(context: ValidationContext): ASTVisitor {
   return {
     OperationDefinition(operation) {
       if (operation.operation !== 'mutation') return;
-      const fields = [...fieldsOf(operation.selectionSet, (name) => context.getFragment(name) ?? undefined)].filter((field) => field.name.value !== '__typename');
+      const fields = [...fieldsOf(operation.selectionSet, (name) => context.getFragment(name) ?? undefined)].filter(
+        (field) => field.name.value !== '__typename',
+      );
       const traces = fields.filter((field) => field.name.value === 'skipTrace');
-      if (traces.length > 0 && fields.length > 1) context.reportError(new GraphQLError(SKIP_TRACE_ALONE_MESSAGE, { nodes: traces, extensions: { code: 'BAD_USER_INPUT' } }));
+      if (traces.length > 0 && fields.length > 1)
+        context.reportError(new GraphQLError(SKIP_TRACE_ALONE_MESSAGE, { nodes: traces, extensions: { code: 'BAD_USER_INPUT' } }));
     },
   };
 }

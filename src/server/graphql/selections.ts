@@ -5,7 +5,8 @@ export type FragmentLookup = (name: string) => FragmentDefinitionNode | undefine
 /** A document's fragments by name. */
 export function fragmentsOf(document: DocumentNode): FragmentLookup {
   const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  for (const definition of document.definitions)
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   return (name) => fragments.get(name);
 }
 

@@ -45,7 +45,8 @@ export function createYogaServer(services: Services): Yoga {
     graphiql: services.config.env !== 'production',
     landingPage: false,
     logging: services.log.child({ component: 'yoga' }),
-    context: (request) => createContext({ principal: request.principal, requestId: request.requestId, log: request.log, client: request.client }, services),
+    context: (request) =>
+      createContext({ principal: request.principal, requestId: request.requestId, log: request.log, client: request.client }, services),
     maskedErrors: { maskError: (error) => maskError(error, services.log) },
     // One operation per request; see BATCHING_ENABLED for why. An array body gets BAD_USER_INPUT.
     batching: BATCHING_ENABLED,
@@ -73,8 +74,14 @@ export function createYogaServer(services: Services): Yoga {
         },
         getPersistedOperation: (documentId) => persistedDocuments.byHash.get(documentId) ?? null,
         customErrors: {
-          keyNotFound: { message: 'The request needs "query" (a GraphQL document) or "documentId" (a persisted document id).', extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } },
-          notFound: { message: 'No persisted document has this documentId.', extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } },
+          keyNotFound: {
+            message: 'The request needs "query" (a GraphQL document) or "documentId" (a persisted document id).',
+            extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+          },
+          notFound: {
+            message: 'No persisted document has this documentId.',
+            extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+          },
         },
       }),
     ],

@@ -8,14 +8,41 @@
  * `errorMessage` when the server's own validator asks for it (`errorMessages`).
  */
 import {
-  GraphQLNonNull, Kind, TypeInfo, astFromValue, getNamedType, getNullableType, isAbstractType, isCompositeType,
-  isEnumType, isInputObjectType, isInputType, isListType, isNonNullType, typeFromAST, valueFromASTUntyped, visit,
+  GraphQLNonNull,
+  Kind,
+  TypeInfo,
+  astFromValue,
+  getNamedType,
+  getNullableType,
+  isAbstractType,
+  isCompositeType,
+  isEnumType,
+  isInputObjectType,
+  isInputType,
+  isListType,
+  isNonNullType,
+  typeFromAST,
+  valueFromASTUntyped,
+  visit,
   visitWithTypeInfo,
 } from 'graphql';
 import type {
-  ASTNode, DocumentNode, FieldNode, FragmentDefinitionNode, GraphQLArgument, GraphQLCompositeType, GraphQLInputField,
-  GraphQLInputObjectType, GraphQLNamedType, GraphQLObjectType, GraphQLSchema, GraphQLType, NamedTypeNode,
-  OperationDefinitionNode, SelectionNode, SelectionSetNode,
+  ASTNode,
+  DocumentNode,
+  FieldNode,
+  FragmentDefinitionNode,
+  GraphQLArgument,
+  GraphQLCompositeType,
+  GraphQLInputField,
+  GraphQLInputObjectType,
+  GraphQLNamedType,
+  GraphQLObjectType,
+  GraphQLSchema,
+  GraphQLType,
+  NamedTypeNode,
+  OperationDefinitionNode,
+  SelectionNode,
+  SelectionSetNode,
 } from 'graphql';
 
 export type JsonSchema = Record<string, unknown>;
@@ -82,8 +109,16 @@ function wrapped(type: GraphQLType, named: (t: GraphQLNamedType) => JsonSchema):
 
 // Bounds from several sources (Int range, several usages) combine to the tightest one.
 const TIGHTEST: Record<string, (a: number, b: number) => number> = {
-  minimum: Math.max, exclusiveMinimum: Math.max, minLength: Math.max, minItems: Math.max, minProperties: Math.max,
-  maximum: Math.min, exclusiveMaximum: Math.min, maxLength: Math.min, maxItems: Math.min, maxProperties: Math.min,
+  minimum: Math.max,
+  exclusiveMinimum: Math.max,
+  minLength: Math.max,
+  minItems: Math.max,
+  minProperties: Math.max,
+  maximum: Math.min,
+  exclusiveMaximum: Math.min,
+  maxLength: Math.min,
+  maxItems: Math.min,
+  maxProperties: Math.min,
 };
 
 const isObject = (v: unknown): v is JsonSchema => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -178,7 +213,11 @@ function defineInput(type: GraphQLInputObjectType, inputs: InputDefinitions): vo
   for (const field of Object.values(type.getFields())) {
     // @oneOf: exactly one field, and it must not be null.
     const fieldType = type.isOneOf && !isNonNullType(field.type) ? new GraphQLNonNull(field.type) : field.type;
-    const s = withConstraints(wrapped(fieldType, (t) => inputNamed(t, inputs)), field, inputs.errorMessages);
+    const s = withConstraints(
+      wrapped(fieldType, (t) => inputNamed(t, inputs)),
+      field,
+      inputs.errorMessages,
+    );
     properties[field.name] = withKeywords(s, { description: field.description ?? undefined, default: externalDefault(field) });
     if (isNonNullType(field.type) && field.defaultValue === undefined) required.push(field.name);
   }
@@ -194,23 +233,26 @@ function variableUsages(schema: GraphQLSchema, operation: OperationDefinitionNod
   const seen = new Set<string>();
   const pending: ASTNode[] = [operation];
   for (let root = pending.pop(); root; root = pending.pop()) {
-    visit(root, visitWithTypeInfo(typeInfo, {
-      FragmentSpread(node) {
-        if (!seen.has(node.name.value)) pending.push(fragment(fragments, node.name.value));
-        seen.add(node.name.value);
-      },
-      Variable(node, _key, parent) {
-        if (!parent || Array.isArray(parent)) return; // list items / variable definitions: no arg of their own
-        let def: InputDef | undefined | null;
-        const p = parent as ASTNode;
-        if (p.kind === Kind.ARGUMENT) def = typeInfo.getArgument();
-        else if (p.kind === Kind.OBJECT_FIELD) {
-          const owner = getNamedType(typeInfo.getParentInputType());
-          def = isInputObjectType(owner) ? owner.getFields()[p.name.value] : undefined;
-        }
-        if (def) usages.set(node.name.value, [...(usages.get(node.name.value) ?? []), def]);
-      },
-    }));
+    visit(
+      root,
+      visitWithTypeInfo(typeInfo, {
+        FragmentSpread(node) {
+          if (!seen.has(node.name.value)) pending.push(fragment(fragments, node.name.value));
+          seen.add(node.name.value);
+        },
+        Variable(node, _key, parent) {
+          if (!parent || Array.isArray(parent)) return; // list items / variable definitions: no arg of their own
+          let def: InputDef | undefined | null;
+          const p = parent as ASTNode;
+          if (p.kind === Kind.ARGUMENT) def = typeInfo.getArgument();
+          else if (p.kind === Kind.OBJECT_FIELD) {
+            const owner = getNamedType(typeInfo.getParentInputType());
+            def = isInputObjectType(owner) ? owner.getFields()[p.name.value] : undefined;
+          }
+          if (def) usages.set(node.name.value, [...(usages.get(node.name.value) ?? []), def]);
+        },
+      }),
+    );
   }
   return usages;
 }
@@ -232,7 +274,10 @@ export function variablesJsonSchema(
     if (!type || !isInputType(type)) throw new Error(`Variable "$${name}" has an unknown or non-input type.`);
     const uses = usages.get(name) ?? [];
     const isRequired = isNonNullType(type) && !v.defaultValue;
-    let s = uses.reduce((acc, use) => withConstraints(acc, use, errorMessages), wrapped(type, (t) => inputNamed(t, inputs)));
+    let s = uses.reduce(
+      (acc, use) => withConstraints(acc, use, errorMessages),
+      wrapped(type, (t) => inputNamed(t, inputs)),
+    );
     // The argument default only matters when the variable may be omitted.
     const fallback = isRequired ? undefined : uses.map(externalDefault).find((d) => d !== undefined);
     s = withKeywords(s, {
@@ -254,8 +299,7 @@ export function variablesJsonSchema(
 // `optional`: only selected under @skip/@include, so the key may be absent.
 type Collected = { nodes: FieldNode[]; optional: boolean };
 
-const isConditional = (sel: SelectionNode) =>
-  !!sel.directives?.some((d) => d.name.value === 'skip' || d.name.value === 'include');
+const isConditional = (sel: SelectionNode) => !!sel.directives?.some((d) => d.name.value === 'skip' || d.name.value === 'include');
 
 function fragmentApplies(schema: GraphQLSchema, cond: NamedTypeNode | undefined, type: GraphQLObjectType) {
   if (!cond) return true;
@@ -265,8 +309,12 @@ function fragmentApplies(schema: GraphQLSchema, cond: NamedTypeNode | undefined,
 
 /** Same merging as graphql's CollectFields, for one concrete runtime type. */
 function collectFields(
-  schema: GraphQLSchema, type: GraphQLObjectType, set: SelectionSetNode, fragments: FragmentMap | undefined,
-  out: Map<string, Collected>, optional: boolean,
+  schema: GraphQLSchema,
+  type: GraphQLObjectType,
+  set: SelectionSetNode,
+  fragments: FragmentMap | undefined,
+  out: Map<string, Collected>,
+  optional: boolean,
 ): void {
   for (const sel of set.selections) {
     const opt = optional || isConditional(sel);

@@ -8,7 +8,11 @@ import { maskError } from '../graphql/graphql-errors.js';
 export type OperationResult = { data: Record<string, unknown> | null; error: AppError | null };
 
 /** Runs one of the REST routes' fixed documents with its variables for one request. */
-export type OperationExecutor = (document: DocumentNode, variableValues: Record<string, unknown>, request: RequestContext) => Promise<OperationResult>;
+export type OperationExecutor = (
+  document: DocumentNode,
+  variableValues: Record<string, unknown>,
+  request: RequestContext,
+) => Promise<OperationResult>;
 
 /**
  * How the REST routes call into the one schema: their documents are fixed and validated at
@@ -31,6 +35,9 @@ export function createOperationExecutor(schema: GraphQLSchema, services: Service
   return async (document, variableValues, request) => {
     const result = await compile(document).query(undefined, createContext(request, services), variableValues);
     const error = result.errors?.[0];
-    return { data: (result.data as Record<string, unknown> | null | undefined) ?? null, error: error ? AppError.from(maskError(error, services.log)) : null };
+    return {
+      data: (result.data as Record<string, unknown> | null | undefined) ?? null,
+      error: error ? AppError.from(maskError(error, services.log)) : null,
+    };
   };
 }

@@ -30,8 +30,15 @@ export function prepareOperation(schema: GraphQLSchema, document: DocumentNode):
   const operation = operationOf(document);
   if (!operation.name || operation.operation === 'subscription') throw new Error('A REST operation is one named query or mutation.');
   const fields = operation.selectionSet.selections;
-  if (fields.length !== 1 || fields[0].kind !== Kind.FIELD) throw new Error(`Operation ${operation.name.value} must select exactly one root field.`);
-  return { name: operation.name.value, type: operation.operation, document, rootField: fields[0].name.value, variables: variablesValidator(schema, operation) };
+  if (fields.length !== 1 || fields[0].kind !== Kind.FIELD)
+    throw new Error(`Operation ${operation.name.value} must select exactly one root field.`);
+  return {
+    name: operation.name.value,
+    type: operation.operation,
+    document,
+    rootField: fields[0].name.value,
+    variables: variablesValidator(schema, operation),
+  };
 }
 
 /** What a route's body asks for: an operation and its variables (before they are checked). */
@@ -84,7 +91,11 @@ declare module 'fastify' {
 }
 
 /** Registers a declared REST route, and 405 for its other methods. */
-export function registerRestRoute<C extends Caller>(app: FastifyInstance, deps: { services: Services; executeOperation: OperationExecutor }, route: RestRoute<C>) {
+export function registerRestRoute<C extends Caller>(
+  app: FastifyInstance,
+  deps: { services: Services; executeOperation: OperationExecutor },
+  route: RestRoute<C>,
+) {
   const { services, executeOperation } = deps;
   const { admit, onRefused } = route;
   const callerOf = (request: FastifyRequest) => request.principal as C;
@@ -104,8 +115,8 @@ export function registerRestRoute<C extends Caller>(app: FastifyInstance, deps: 
       onSend: async (request: FastifyRequest, _reply: unknown, payload: unknown) => {
         const caller = request.principal;
         if (caller && route.credential.accepts(caller) && !request.restExecuting && request.errorCode) {
-          await onRefused(services, { caller, kind: request.errorCode, startedAt: request.restStartedAt ?? performance.now() }).catch((error) =>
-            request.log.error({ err: error }, `could not record a refusal of ${route.path}`),
+          await onRefused(services, { caller, kind: request.errorCode, startedAt: request.restStartedAt ?? performance.now() }).catch(
+            (error) => request.log.error({ err: error }, `could not record a refusal of ${route.path}`),
           );
         }
         return payload;
@@ -117,10 +128,19 @@ export function registerRestRoute<C extends Caller>(app: FastifyInstance, deps: 
       const details = operation.variables.check(variables);
       if (details.length) {
         const detailPath = route.detailPath ?? ((path: string) => path);
-        throw new AppError('invalid_request', route.invalidMessage, details.map((d) => ({ ...d, path: detailPath(d.path) })));
+        throw new AppError(
+          'invalid_request',
+          route.invalidMessage,
+          details.map((d) => ({ ...d, path: detailPath(d.path) })),
+        );
       }
       request.restExecuting = true;
-      const { data, error } = await executeOperation(operation.document, variables, { principal: caller, requestId: request.id, log: request.log, client: request.client });
+      const { data, error } = await executeOperation(operation.document, variables, {
+        principal: caller,
+        requestId: request.id,
+        log: request.log,
+        client: request.client,
+      });
       if (error) throw error;
       return reply.send(route.respond(data?.[operation.rootField] ?? null));
     },

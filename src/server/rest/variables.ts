@@ -1,7 +1,15 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import type { ErrorDetail } from '../../common/errors.js';
-import { atLeastCharacters, atMostCharacters, atMostItems, mustBeOfType, mustBeOneOf, REQUIRED, UNKNOWN_FIELD } from '../../common/detail-messages.js';
+import {
+  atLeastCharacters,
+  atMostCharacters,
+  atMostItems,
+  mustBeOfType,
+  mustBeOneOf,
+  REQUIRED,
+  UNKNOWN_FIELD,
+} from '../../common/detail-messages.js';
 import { variablesJsonSchema, type JsonSchema } from './json-schema.js';
 
 /**
@@ -53,7 +61,9 @@ function describe(error: ErrorObject): string {
     case 'maxItems':
       return atMostItems(Number(params.limit));
     case 'format':
-      return params.format === 'date-time' ? 'must be an ISO 8601 timestamp, e.g. 2026-11-23T08:15:30.123Z' : `must be a ${String(params.format)}`;
+      return params.format === 'date-time'
+        ? 'must be an ISO 8601 timestamp, e.g. 2026-11-23T08:15:30.123Z'
+        : `must be a ${String(params.format)}`;
     case 'pattern':
       return `must match the pattern ${String(params.pattern)}`;
     default:
@@ -66,15 +76,21 @@ function errorDetails(validate: ValidateFunction): ErrorDetail[] {
   // A nullable input object is `anyOf: [{$ref}, {type: 'null'}]`; with allErrors Ajv also reports
   // the null branch and the anyOf itself, which only repeat the real error.
   const errors = (validate.errors ?? []).filter(
-    (e) => e.keyword !== 'anyOf' && !(e.keyword === 'type' && (e.params as { type?: unknown }).type === 'null' && e.schemaPath.includes('/anyOf/')),
+    (e) =>
+      e.keyword !== 'anyOf' &&
+      !(e.keyword === 'type' && (e.params as { type?: unknown }).type === 'null' && e.schemaPath.includes('/anyOf/')),
   );
   return errors.map((e) => {
     const pointer = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     const base = pointer ? `variables.${pointer}` : 'variables';
     if (e.keyword === 'additionalProperties') {
-      return { path: `${base}.${(e.params as { additionalProperty: string }).additionalProperty}`, message: pointer ? UNKNOWN_FIELD : 'is not a known variable' };
+      return {
+        path: `${base}.${(e.params as { additionalProperty: string }).additionalProperty}`,
+        message: pointer ? UNKNOWN_FIELD : 'is not a known variable',
+      };
     }
-    if (e.keyword === 'required') return { path: `${base}.${(e.params as { missingProperty: string }).missingProperty}`, message: REQUIRED };
+    if (e.keyword === 'required')
+      return { path: `${base}.${(e.params as { missingProperty: string }).missingProperty}`, message: REQUIRED };
     return { path: base, message: describe(e) };
   });
 }

@@ -50,8 +50,10 @@ export const skipTraceAccount = {
    * refused whole. Concurrent calls serialize on the unique reference and on the balance row.
    */
   async addCredits(em: Em, organizationId: string, amount: number, reference: string) {
-    if (!Number.isInteger(amount) || amount < 1) throw badInput('amount must be a positive integer.', [{ path: 'amount', message: 'must be at least 1' }]);
-    if (!reference.trim() || reference.length > 200) throw badInput('reference must be 1 to 200 characters.', [{ path: 'reference', message: 'must be 1 to 200 characters' }]);
+    if (!Number.isInteger(amount) || amount < 1)
+      throw badInput('amount must be a positive integer.', [{ path: 'amount', message: 'must be at least 1' }]);
+    if (!reference.trim() || reference.length > 200)
+      throw badInput('reference must be 1 to 200 characters.', [{ path: 'reference', message: 'must be 1 to 200 characters' }]);
     const organization = await getOrganization(em, organizationId);
     await em.transactional(async (tx) => {
       const inserted = await tx.execute<{ id: string }[]>(
@@ -78,7 +80,9 @@ export const skipTraceAccount = {
         'run',
       );
       if (result.affectedRows !== 1) {
-        throw badInput(`The balance may not exceed ${MAX_CREDIT_BALANCE} credits.`, [{ path: 'amount', message: `would take the balance past ${MAX_CREDIT_BALANCE}` }]);
+        throw badInput(`The balance may not exceed ${MAX_CREDIT_BALANCE} credits.`, [
+          { path: 'amount', message: `would take the balance past ${MAX_CREDIT_BALANCE}` },
+        ]);
       }
     });
     // Re-read through the same EntityManager (a fork would need a second connection, which the
@@ -98,11 +102,10 @@ export const skipTraceAccount = {
       'run',
     );
     if (result.affectedRows !== 1) throw noCreditsLeft();
-    await tx.execute(`insert into skip_trace_credit_ledger (id, organization_id, kind, amount, request_id) values (?, ?, 'charge', -1, ?)`, [
-      crypto.randomUUID(),
-      organizationId,
-      requestId,
-    ]);
+    await tx.execute(
+      `insert into skip_trace_credit_ledger (id, organization_id, kind, amount, request_id) values (?, ?, 'charge', -1, ?)`,
+      [crypto.randomUUID(), organizationId, requestId],
+    );
   },
 
   /**
@@ -111,7 +114,10 @@ export const skipTraceAccount = {
    * was already refunded), so a charge is refunded at most once.
    */
   async refundCharge(tx: Sql, organizationId: string, requestId: string): Promise<boolean> {
-    const removed = await tx.execute<{ id: string }[]>(`delete from skip_trace_credit_ledger where request_id = ? and kind = 'charge' returning id`, [requestId]);
+    const removed = await tx.execute<{ id: string }[]>(
+      `delete from skip_trace_credit_ledger where request_id = ? and kind = 'charge' returning id`,
+      [requestId],
+    );
     if (removed.length === 0) return false;
     await tx.execute(`update organizations set skip_trace_credits = skip_trace_credits + 1 where id = ?`, [organizationId], 'run');
     return true;

@@ -6,13 +6,9 @@
 import { ENTITY_SUFFIX_SPELLINGS } from './name-tables.js';
 import { APOSTROPHES, foldUnicode, joinInitialisms, words } from './text.js';
 
-export type ActorInput =
-  | { type: 'person'; firstName?: string | null; lastName?: string | null }
-  | { type: 'entity'; name?: string | null };
+export type ActorInput = { type: 'person'; firstName?: string | null; lastName?: string | null } | { type: 'entity'; name?: string | null };
 
-export type NormalizedActor =
-  | { type: 'person'; firstName: string | null; lastName: string | null }
-  | { type: 'entity'; name: string };
+export type NormalizedActor = { type: 'person'; firstName: string | null; lastName: string | null } | { type: 'entity'; name: string };
 
 /**
  * Returns null for no actor, and also for an actor whose name folds to nothing: there is then

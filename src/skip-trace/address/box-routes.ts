@@ -23,15 +23,16 @@ const ROUTE_SPELLINGS: readonly RouteSpelling[] = [
 
 /** One-word route spellings, which arrive glued to their number ("RR2", "HC1", "RFD2"). */
 const GLUED_ROUTE = new RegExp(
-  `^(${ROUTE_SPELLINGS.filter((s) => s.words.length === 1).map((s) => s.words[0]).join('|')})([0-9][0-9A-Z]*)$`,
+  `^(${ROUTE_SPELLINGS.filter((s) => s.words.length === 1)
+    .map((s) => s.words[0])
+    .join('|')})([0-9][0-9A-Z]*)$`,
   'u',
 );
 
 /** `#` and `NO` between a box or route and its number ("BOX # 45", "RR NO 2") carry nothing. */
 const isNumberMarker = (w: string | undefined): boolean => w === '#' || (w !== undefined && UNIT_NUMBER_WORDS.includes(w));
 
-const startsWith = (ws: readonly string[], at: number, prefix: readonly string[]): boolean =>
-  prefix.every((w, i) => ws[at + i] === w);
+const startsWith = (ws: readonly string[], at: number, prefix: readonly string[]): boolean => prefix.every((w, i) => ws[at + i] === w);
 
 /** Words from `at` on, without the number markers that open them. */
 function afterMarkers(ws: readonly string[], at: number): readonly string[] {

@@ -1,11 +1,5 @@
 /** Word classes derived from the Pub 28 tables, as lookups the parser can ask. */
-import {
-  COMPOUND_DIRECTIONALS,
-  DIRECTIONAL_SPELLINGS,
-  STATE_CODES,
-  STREET_SUFFIX_SPELLINGS,
-  UNIT_DESIGNATORS,
-} from './pub28-tables.js';
+import { COMPOUND_DIRECTIONALS, DIRECTIONAL_SPELLINGS, STATE_CODES, STREET_SUFFIX_SPELLINGS, UNIT_DESIGNATORS } from './pub28-tables.js';
 
 /** Inverts a "standard → spellings" table; a standard always maps to itself and wins any clash. */
 function spellingIndex(table: Readonly<Record<string, readonly string[]>>): ReadonlyMap<string, string> {
@@ -19,9 +13,7 @@ function spellingIndex(table: Readonly<Record<string, readonly string[]>>): Read
 
 const SUFFIXES = spellingIndex(STREET_SUFFIX_SPELLINGS);
 const DIRECTIONALS = spellingIndex(DIRECTIONAL_SPELLINGS);
-const DESIGNATORS = spellingIndex(
-  Object.fromEntries(Object.entries(UNIT_DESIGNATORS).map(([std, spec]) => [std, spec.spellings])),
-);
+const DESIGNATORS = spellingIndex(Object.fromEntries(Object.entries(UNIT_DESIGNATORS).map(([std, spec]) => [std, spec.spellings])));
 const STATES = new Map<string, string>([
   ...Object.entries(STATE_CODES).map(([name, code]): [string, string] => [name.replaceAll(' ', ''), code]),
   ...Object.values(STATE_CODES).map((code): [string, string] => [code, code]),
@@ -34,8 +26,7 @@ export const streetSuffix = (w: string): string | undefined => SUFFIXES.get(w);
 export const directional = (w: string): string | undefined => DIRECTIONALS.get(w);
 
 /** NORTH + EAST → NORTHEAST, or undefined when the pair is not a compound directional. */
-export const compoundDirectional = (first: string, second: string): string | undefined =>
-  COMPOUND_DIRECTIONALS[`${first} ${second}`];
+export const compoundDirectional = (first: string, second: string): string | undefined => COMPOUND_DIRECTIONALS[`${first} ${second}`];
 
 /** Standard unit designator (APARTMENT → APT), or undefined. `#` is not a designator here. */
 export const unitDesignator = (w: string): string | undefined => DESIGNATORS.get(w);
@@ -66,6 +57,4 @@ export function ordinal(digits: string): string {
 export const stateCode = (compact: string): string | undefined => STATES.get(compact);
 
 /** Every spelling of a designator, longest first, for splitting glued forms like APT4. */
-export const DESIGNATOR_SPELLINGS_LONGEST_FIRST: readonly string[] = [...DESIGNATORS.keys()].sort(
-  (a, b) => b.length - a.length,
-);
+export const DESIGNATOR_SPELLINGS_LONGEST_FIRST: readonly string[] = [...DESIGNATORS.keys()].sort((a, b) => b.length - a.length);

@@ -6,15 +6,7 @@
  * Guarantees (covered by property tests): total — never throws, whatever the strings; and
  * idempotent — standardizing the output's line1/city/state/zip5 again yields the same fields.
  */
-import {
-  designatorRequiresRange,
-  directional,
-  ordinal,
-  ordinalNumber,
-  stateCode,
-  streetSuffix,
-  unitDesignator,
-} from './lexicon.js';
+import { designatorRequiresRange, directional, ordinal, ordinalNumber, stateCode, streetSuffix, unitDesignator } from './lexicon.js';
 import { ROUTE_SUFFIXES } from './pub28-tables.js';
 import { rewriteWords, tokenizeAddressLine } from './tokenize.js';
 import { foldToWords, hasDigit } from './text.js';
@@ -119,9 +111,7 @@ function takePrimaryNumber(words: readonly string[]): { primaryNumber: string | 
     return { primaryNumber: null, length: 0 };
   }
   const fraction = words[1] !== undefined && /^[0-9]+\/[0-9]+$/u.test(words[1]) ? words[1] : undefined;
-  return fraction === undefined
-    ? { primaryNumber: first, length: 1 }
-    : { primaryNumber: `${first} ${fraction}`, length: 2 };
+  return fraction === undefined ? { primaryNumber: first, length: 1 } : { primaryNumber: `${first} ${fraction}`, length: 2 };
 }
 
 /**

@@ -10,7 +10,10 @@ export const SkipTraceKeySchema = defineEntity({
   name: 'SkipTraceKey',
   tableName: 'skip_trace_keys',
   properties: {
-    id: p.uuid().primary().onCreate(() => crypto.randomUUID()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => crypto.randomUUID()),
     organizationId: p.uuid(),
     keyHash: p.text().unique(),
     hint: p.text(),

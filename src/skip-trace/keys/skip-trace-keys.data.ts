@@ -11,7 +11,10 @@ import { SkipTraceKey } from './skip-trace-key.entity.js';
  * index, on every request that presents a skip trace key, never cached, so a revocation takes
  * effect at once on every instance.
  */
-export async function findActiveSkipTraceKeyByHash(sql: Sql, keyHash: string): Promise<{ id: string; keyHash: string; organizationId: string } | null> {
+export async function findActiveSkipTraceKeyByHash(
+  sql: Sql,
+  keyHash: string,
+): Promise<{ id: string; keyHash: string; organizationId: string } | null> {
   const [row] = await sql.execute<{ id: string; key_hash: string; organization_id: string }[]>(
     `select id, key_hash, organization_id from skip_trace_keys where key_hash = ? and revoked_at is null`,
     [keyHash],
@@ -23,7 +26,10 @@ export async function findActiveSkipTraceKeyByHash(sql: Sql, keyHash: string): P
  * Stores a new active key, in a transaction of its own (a savepoint inside the caller's), so a
  * key refused by the one-active-key index is not left in the caller's unit of work.
  */
-export async function insertSkipTraceKey(em: Em, key: { organizationId: string; keyHash: string; hint: string; createdBy: string }): Promise<SkipTraceKey> {
+export async function insertSkipTraceKey(
+  em: Em,
+  key: { organizationId: string; keyHash: string; hint: string; createdBy: string },
+): Promise<SkipTraceKey> {
   return em.transactional(async (tx) => tx.create(SkipTraceKey, { ...key, revokedAt: null }));
 }
 

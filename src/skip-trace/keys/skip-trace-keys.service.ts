@@ -27,7 +27,8 @@ export async function generateSkipTraceKey(em: Em, organizationId: string, issue
   try {
     return await issueKey(em, organizationId, issuer);
   } catch (error) {
-    if (isUniqueViolation(error)) throw new AppError('conflict', 'The organization already has an active skip trace key; rotate or revoke it.');
+    if (isUniqueViolation(error))
+      throw new AppError('conflict', 'The organization already has an active skip trace key; rotate or revoke it.');
     throw error;
   }
 }
@@ -37,7 +38,8 @@ export async function rotateSkipTraceKey(em: Em, organizationId: string, issuer:
   await getOrganization(em, organizationId);
   try {
     return await em.transactional(async (tx) => {
-      if (!(await revokeActiveSkipTraceKey(tx, organizationId))) throw new AppError('not_found', 'The organization has no active skip trace key.');
+      if (!(await revokeActiveSkipTraceKey(tx, organizationId)))
+        throw new AppError('not_found', 'The organization has no active skip trace key.');
       return issueKey(tx, organizationId, issuer);
     });
   } catch (error) {
@@ -48,12 +50,18 @@ export async function rotateSkipTraceKey(em: Em, organizationId: string, issuer:
 
 export async function revokeSkipTraceKey(em: Em, organizationId: string): Promise<boolean> {
   await getOrganization(em, organizationId);
-  if (!(await revokeActiveSkipTraceKey(em, organizationId))) throw new AppError('not_found', 'The organization has no active skip trace key.');
+  if (!(await revokeActiveSkipTraceKey(em, organizationId)))
+    throw new AppError('not_found', 'The organization has no active skip trace key.');
   return true;
 }
 
 /** The active key's public part per organization (for the Organization.skipTraceKey loader). */
 export async function activeSkipTraceKeyInfos(em: Em, organizationIds: readonly string[]): Promise<Map<string, SkipTraceKeyInfo>> {
   const keys = await activeSkipTraceKeys(em, organizationIds);
-  return new Map([...keys].map(([organizationId, key]) => [organizationId, { id: key.id, hint: key.hint, createdAt: key.createdAt, createdBy: key.createdBy ?? null }]));
+  return new Map(
+    [...keys].map(([organizationId, key]) => [
+      organizationId,
+      { id: key.id, hint: key.hint, createdAt: key.createdAt, createdBy: key.createdBy ?? null },
+    ]),
+  );
 }

@@ -47,7 +47,6 @@ export interface HttpProviderOptions {
   fetchTimeoutMs?: number;
 }
 
-
 /** One entry of the vendor request's `requests` array. */
 export interface VendorTraceRequest {
   requestId: string;
@@ -103,7 +102,10 @@ export function createHttpProvider(options: HttpProviderOptions): SkipTraceProvi
       const outcome = readResponse(body, requestId);
       if (outcome.kind === 'failure') return fail(outcome.details, outcome.msg);
       if (outcome.otherRequestIds > 0) {
-        log.warn({ provider: 'http', requestId, otherResults: outcome.otherRequestIds }, 'skip trace vendor returned results for other requests');
+        log.warn(
+          { provider: 'http', requestId, otherResults: outcome.otherRequestIds },
+          'skip trace vendor returned results for other requests',
+        );
       }
       if (outcome.kind === 'unresolvable') throw new UnresolvableAddressError();
       return outcome.result;
@@ -157,11 +159,19 @@ type Outcome =
 class Malformed extends Error {}
 
 function readResponse(body: unknown, requestId: string): Outcome {
-  const malformed = (what: string): Outcome => ({ kind: 'failure', details: { problem: what }, msg: 'skip trace vendor answered with a malformed body' });
+  const malformed = (what: string): Outcome => ({
+    kind: 'failure',
+    details: { problem: what },
+    msg: 'skip trace vendor answered with a malformed body',
+  });
 
   if (!isRecord(body)) return malformed('body is not an object');
   if (isRecord(body.status) && typeof body.status.code === 'number' && body.status.code !== 200) {
-    return { kind: 'failure', details: { vendorStatus: body.status.code, vendorMessage: clip(String(body.status.text ?? '')) }, msg: 'skip trace vendor reported an error status' };
+    return {
+      kind: 'failure',
+      details: { vendorStatus: body.status.code, vendorMessage: clip(String(body.status.text ?? '')) },
+      msg: 'skip trace vendor reported an error status',
+    };
   }
   if (!isRecord(body.result) || !Array.isArray(body.result.data)) return malformed('result.data is not an array');
 
@@ -170,7 +180,11 @@ function readResponse(body: unknown, requestId: string): Outcome {
   const otherRequestIds = data.length - mine.length;
   const entry = mine[0];
   if (!isRecord(entry)) {
-    return { kind: 'failure', details: { problem: 'no result for the requestId', results: data.length }, msg: 'skip trace vendor answered without our requestId' };
+    return {
+      kind: 'failure',
+      details: { problem: 'no result for the requestId', results: data.length },
+      msg: 'skip trace vendor answered without our requestId',
+    };
   }
 
   const meta = entry.meta;
@@ -179,7 +193,10 @@ function readResponse(body: unknown, requestId: string): Outcome {
     if (meta.errorCode === 'address_not_found') return { kind: 'unresolvable', otherRequestIds };
     return {
       kind: 'failure',
-      details: { vendorErrorCode: clip(String(meta.errorCode ?? '')), vendorMessage: clip(String(meta.errorMessage ?? meta.message ?? '')) },
+      details: {
+        vendorErrorCode: clip(String(meta.errorCode ?? '')),
+        vendorMessage: clip(String(meta.errorMessage ?? meta.message ?? '')),
+      },
       msg: 'skip trace vendor reported an error for the request',
     };
   }

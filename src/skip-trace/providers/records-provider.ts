@@ -29,7 +29,14 @@ export function createRecordsProvider(sql: Sql): SkipTraceProvider {
       if (stored === null) throw new UnresolvableAddressError();
       const persons = stored
         .filter((owner) => matches(owner, actor))
-        .map(({ person: { firstName, lastName, middleName, age, phones, emails } }) => ({ firstName, lastName, middleName, age, phones, emails }));
+        .map(({ person: { firstName, lastName, middleName, age, phones, emails } }) => ({
+          firstName,
+          lastName,
+          middleName,
+          age,
+          phones,
+          emails,
+        }));
       return { status: persons.length > 0 ? 'records_found' : 'no_records_found', persons };
     },
   };

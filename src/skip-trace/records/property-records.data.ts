@@ -62,7 +62,9 @@ export async function replacePropertyRecords(em: Em, records: readonly PropertyR
       [JSON.stringify(properties)],
     );
     const propertyIds = saved.map((p) => p.id);
-    await tx.execute(`delete from property_owners where property_id in (select jsonb_array_elements_text(?::jsonb)::uuid)`, [JSON.stringify(propertyIds)]);
+    await tx.execute(`delete from property_owners where property_id in (select jsonb_array_elements_text(?::jsonb)::uuid)`, [
+      JSON.stringify(propertyIds),
+    ]);
 
     const owners: Record<string, unknown>[] = [];
     const persons: Record<string, unknown>[] = [];
@@ -72,9 +74,17 @@ export async function replacePropertyRecords(em: Em, records: readonly PropertyR
         owners.push({ id: ownerId, property_id: propertyId, position, type: owner.type, name: owner.name, name_key: owner.nameKey });
         owner.persons.forEach((p, i) =>
           persons.push({
-            id: randomUUID(), owner_id: ownerId, position: i,
-            first_name: p.firstName, last_name: p.lastName, middle_name: p.middleName,
-            first_key: p.firstKey, last_key: p.lastKey, age: p.age, phones: p.phones, emails: p.emails,
+            id: randomUUID(),
+            owner_id: ownerId,
+            position: i,
+            first_name: p.firstName,
+            last_name: p.lastName,
+            middle_name: p.middleName,
+            first_key: p.firstKey,
+            last_key: p.lastKey,
+            age: p.age,
+            phones: p.phones,
+            emails: p.emails,
           }),
         );
       });
@@ -141,19 +151,21 @@ export async function findPropertyPersons(sql: Sql, addressKey: string): Promise
   return rows.flatMap((row) =>
     row.person_id === null || row.owner_type === null
       ? []
-      : [{
-          ownerType: row.owner_type,
-          nameKey: row.name_key,
-          person: {
-            firstName: row.first_name,
-            lastName: row.last_name,
-            middleName: row.middle_name,
-            firstKey: row.first_key,
-            lastKey: row.last_key,
-            age: row.age,
-            phones: jsonArray<TracedPerson['phones'][number]>(row.phones),
-            emails: jsonArray<string>(row.emails),
+      : [
+          {
+            ownerType: row.owner_type,
+            nameKey: row.name_key,
+            person: {
+              firstName: row.first_name,
+              lastName: row.last_name,
+              middleName: row.middle_name,
+              firstKey: row.first_key,
+              lastKey: row.last_key,
+              age: row.age,
+              phones: jsonArray<TracedPerson['phones'][number]>(row.phones),
+              emails: jsonArray<string>(row.emails),
+            },
           },
-        }],
+        ],
   );
 }

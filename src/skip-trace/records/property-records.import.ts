@@ -14,7 +14,8 @@ import { checkPropertyRecords, IMPORT_MAX, type PropertyRecordInput } from './pr
  * call if any record is invalid.
  */
 export async function importPropertyRecords(em: Em, records: readonly PropertyRecordInput[]): Promise<{ imported: number }> {
-  if (records.length > IMPORT_MAX) throw badInput(`input may hold at most ${IMPORT_MAX} records.`, [{ path: 'input', message: atMostItems(IMPORT_MAX) }]);
+  if (records.length > IMPORT_MAX)
+    throw badInput(`input may hold at most ${IMPORT_MAX} records.`, [{ path: 'input', message: atMostItems(IMPORT_MAX) }]);
   const { rows, details } = checkPropertyRecords(records);
   if (details.length > 0) throw badInput('Some property records are invalid.', details);
   await replacePropertyRecords(em, rows);

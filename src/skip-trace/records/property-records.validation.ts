@@ -6,7 +6,15 @@
 import { atMostItems, mustBeOfType, mustBeOneOf, REQUIRED, UNKNOWN_FIELD } from '../../common/detail-messages.js';
 import type { ErrorDetail } from '../../common/errors.js';
 import { addressKey, normalizePersonNamePart, standardizeAddress, normalizeEntityName, type AddressInput } from '../address/index.js';
-import { ACTOR_TYPES, checkAddress, checkOptionalText, isEntityName, RULE_MESSAGES, TEXT_MAX_LENGTH, type ActorType } from '../input-rules.js';
+import {
+  ACTOR_TYPES,
+  checkAddress,
+  checkOptionalText,
+  isEntityName,
+  RULE_MESSAGES,
+  TEXT_MAX_LENGTH,
+  type ActorType,
+} from '../input-rules.js';
 import { PHONE_TYPES, type PhoneType, type TracedPerson } from '../providers/provider.js';
 import type { PersonRow, PropertyRecordRow, OwnerRow } from './property-records.data.js';
 

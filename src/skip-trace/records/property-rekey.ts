@@ -33,7 +33,7 @@ export async function rekeyPropertyRecords(execute: Execute): Promise<{ properti
   ) on commit drop`);
 
   let properties = 0;
-  for (let after: string | null = null; ; ) {
+  for (let after: string | null = null; ;) {
     const columns = `select id, line1, city, state, zip5 from properties`;
     const rows = (await (after === null
       ? execute(`${columns} order by id limit ${BATCH}`)
@@ -41,7 +41,14 @@ export async function rekeyPropertyRecords(execute: Execute): Promise<{ properti
     if (rows.length === 0) break;
     const rekeyed = rows.map((row) => {
       const address = standardizeAddress({ line1: row.line1, city: row.city, state: row.state, zip: row.zip5 });
-      return { id: row.id, address_key: addressKey(address), line1: address.line1, city: address.city, state: address.state, zip5: address.zip5 };
+      return {
+        id: row.id,
+        address_key: addressKey(address),
+        line1: address.line1,
+        city: address.city,
+        state: address.state,
+        zip5: address.zip5,
+      };
     });
     await execute(
       `insert into property_rekey select * from jsonb_to_recordset(?::jsonb)
@@ -81,7 +88,8 @@ async function mergeSameAddresses(execute: Execute): Promise<number> {
      where o.id = m.id`,
   );
   await execute(`update property_owners set position = -1 - position where position < 0`);
-  const merged = (await execute(`delete from properties where id in (select id from property_rekey_rank where rank > 1) returning id`)).length;
+  const merged = (await execute(`delete from properties where id in (select id from property_rekey_rank where rank > 1) returning id`))
+    .length;
   await execute(`delete from property_rekey where id not in (select id from properties)`);
   return merged;
 }

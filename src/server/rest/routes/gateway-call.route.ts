@@ -21,14 +21,23 @@ export function gatewayCallRoute(registry: OperationRegistry): RestRoute<UserPri
     toCall(body, caller) {
       if (!isObject(body)) throw new AppError('invalid_request', 'The body must be a JSON object with operationId and variables.');
       const unknown = Object.keys(body).filter((key) => !BODY_FIELDS.has(key));
-      if (unknown.length) throw new AppError('invalid_request', 'The body has unknown fields.', unknown.map((path) => ({ path, message: UNKNOWN_FIELD })));
-      if (typeof body.operationId !== 'string') throw new AppError('invalid_request', 'operationId must be a string.', [{ path: 'operationId', message: mustBeOfType(['string']) }]);
+      if (unknown.length)
+        throw new AppError(
+          'invalid_request',
+          'The body has unknown fields.',
+          unknown.map((path) => ({ path, message: UNKNOWN_FIELD })),
+        );
+      if (typeof body.operationId !== 'string')
+        throw new AppError('invalid_request', 'operationId must be a string.', [
+          { path: 'operationId', message: mustBeOfType(['string']) },
+        ]);
       if (body.variables !== undefined && !isObject(body.variables)) {
         throw new AppError('invalid_request', 'variables must be an object.', [{ path: 'variables', message: mustBeOfType(['object']) }]);
       }
       const operation = registry.get(body.operationId);
       if (!operation) throw new AppError('unknown_operation', 'Unknown operationId; GET /api/v1/operations lists them.');
-      if (!caller.scopes.has(operation.scope)) throw new AppError('insufficient_scope', `${operation.operationId} needs the ${operation.scope} scope.`);
+      if (!caller.scopes.has(operation.scope))
+        throw new AppError('insufficient_scope', `${operation.operationId} needs the ${operation.scope} scope.`);
       return { operation: operation.prepared, variables: (body.variables as Record<string, unknown> | undefined) ?? {} };
     },
     invalidMessage: 'variables are invalid.',

@@ -21,7 +21,8 @@ export function skipTraceRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
     // Before the body is read: a body that never arrives holds its slot until the body timeout ends it.
     admit: (services, caller, client) => services.skipTraceAdmission.admit(caller.keyId, client),
     toCall(body) {
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AppError('invalid_request', 'The body must be a JSON object with an address.');
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw new AppError('invalid_request', 'The body must be a JSON object with an address.');
       return { operation, variables: { input: body } };
     },
     // Paths name fields of the body: `address.zip`, not `variables.input.address.zip`.
@@ -30,6 +31,14 @@ export function skipTraceRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
     respond: (value) => value,
     // The mutation audits every call it runs; refusals before it (rate, concurrency, body) are audited here.
     onRefused: (services, { caller, kind, startedAt }) =>
-      recordAudit(services.sql, { id: randomUUID(), principal: caller, startedAt, outcome: kind, cacheKey: null, cacheHit: false, charged: false }),
+      recordAudit(services.sql, {
+        id: randomUUID(),
+        principal: caller,
+        startedAt,
+        outcome: kind,
+        cacheKey: null,
+        cacheHit: false,
+        charged: false,
+      }),
   };
 }
