@@ -1,4 +1,5 @@
-import { builder } from '../graphql/builder.js';
+import type { ArgumentRef } from '@pothos/core';
+import { builder, type BuilderTypes } from '../graphql/builder.js';
 import { constraints } from '../graphql/constraints.js';
 import { CREATED_BY_DESCRIPTION, IssuedKeyRef } from '../auth/auth.schema.js';
 import { issuerOf } from '../graphql/principal.js';
@@ -72,6 +73,18 @@ const SkipTraceResultRef = builder.objectRef<SkipTraceResponse>('SkipTraceResult
   }),
 });
 
+/**
+ * The argument and the scopes of a mutation on an organization's skip trace key: the platform, or
+ * an ADMIN key of that very organization.
+ */
+const ofOrganizationKey = (t: { arg: { id: (options: { required: true }) => ArgumentRef<BuilderTypes, string | number> } }) => ({
+  args: { organizationId: t.arg.id({ required: true }) },
+  authScopes: (_root: unknown, args: { organizationId: string | number }) => ({
+    platform: true,
+    organizationAdmin: String(args.organizationId),
+  }),
+});
+
 builder.mutationFields((t) => ({
   skipTrace: t.withAuth({ skipTrace: true }).field({
     type: SkipTraceResultRef,
@@ -95,21 +108,18 @@ builder.mutationFields((t) => ({
   generateSkipTraceKey: t.field({
     type: IssuedKeyRef,
     description: "Issues the organization's skip trace key, shown once. CONFLICT when one is active.",
-    args: { organizationId: t.arg.id({ required: true }) },
-    authScopes: (_root, args) => ({ platform: true, organizationAdmin: String(args.organizationId) }),
+    ...ofOrganizationKey(t),
     resolve: (_root, args, ctx) => generateSkipTraceKey(ctx.db.em, String(args.organizationId), issuerOf(ctx.principal)),
   }),
   rotateSkipTraceKey: t.field({
     type: IssuedKeyRef,
     description: 'Replaces the active key; the old one is refused from the next request on, on every instance.',
-    args: { organizationId: t.arg.id({ required: true }) },
-    authScopes: (_root, args) => ({ platform: true, organizationAdmin: String(args.organizationId) }),
+    ...ofOrganizationKey(t),
     resolve: (_root, args, ctx) => rotateSkipTraceKey(ctx.db.em, String(args.organizationId), issuerOf(ctx.principal)),
   }),
   revokeSkipTraceKey: t.boolean({
     description: 'Removes the active key. NOT_FOUND when none is active.',
-    args: { organizationId: t.arg.id({ required: true }) },
-    authScopes: (_root, args) => ({ platform: true, organizationAdmin: String(args.organizationId) }),
+    ...ofOrganizationKey(t),
     resolve: (_root, args, ctx) => revokeSkipTraceKey(ctx.db.em, String(args.organizationId)),
   }),
   addSkipTraceCredits: t.field({
