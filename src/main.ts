@@ -6,6 +6,9 @@ import type { DemoSeed } from './server/demo-seed.js';
 
 const DRAIN_TIMEOUT_MS = 10_000;
 
+/** A reason not to start that is the operator's to fix: said in one line, without a stack. */
+class StartupRefusal extends Error {}
+
 async function main() {
   let config;
   try {
@@ -32,7 +35,19 @@ async function main() {
     demo = await seedDemo(app.services.orm.em.fork());
   }
 
-  await app.http.listen({ port: config.port, host: config.host });
+  try {
+    await app.http.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE' && code !== 'EACCES') throw error;
+    // Releases the database (and an embedded data dir's lock) before saying why.
+    await app.close().catch(() => undefined);
+    throw new StartupRefusal(
+      code === 'EADDRINUSE'
+        ? `Port ${config.port} on ${config.host} is already in use: stop the process that holds it, or set PORT to another port.`
+        : `No permission to listen on port ${config.port} on ${config.host}: set PORT to a port above 1023.`,
+    );
+  }
   const address = app.http.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info({ port, database: app.database.kind, redis: Boolean(config.redisUrl) }, 'service ready');
@@ -77,6 +92,6 @@ async function main() {
 
 main().catch((error) => {
   // A refusal is an operator's situation, not a bug: one line, no stack.
-  console.error(error instanceof DataDirInUseError ? error.message : error);
+  console.error(error instanceof DataDirInUseError || error instanceof StartupRefusal ? error.message : error);
   process.exit(1);
 });

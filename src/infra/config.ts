@@ -22,10 +22,21 @@ const envSchema = z.object({
   PORT: int(4000, 0).pipe(z.number().max(65535)),
   HOST: z.preprocess(emptyAsUndefined, z.string().default('0.0.0.0')),
   LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
-  DATABASE_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+  DATABASE_URL: z.preprocess(
+    emptyAsUndefined,
+    z
+      .url({
+        protocol: /^postgres(ql)?$/,
+        error: 'must be a postgres:// or postgresql:// URL, e.g. postgres://postgres@127.0.0.1:5432/app',
+      })
+      .optional(),
+  ),
   DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default('./data')),
   DATABASE_POOL_MAX: int(10),
-  REDIS_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^rediss?$/ }).optional()),
+  REDIS_URL: z.preprocess(
+    emptyAsUndefined,
+    z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' }).optional(),
+  ),
   INTERNAL_API_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   GATEWAY_RATE_LIMIT_PER_MIN: int(1000),
   AUTH_FAILURE_LIMIT_PER_MIN: int(120),
@@ -36,7 +47,10 @@ const envSchema = z.object({
   SKIPTRACE_TIMEOUT_MS: int(30000),
   SKIPTRACE_CACHE_TTL_DAYS: int(90),
   SKIPTRACE_PROVIDER: z.preprocess(emptyAsUndefined, z.enum(['records', 'http']).default('records')),
-  SKIPTRACE_PROVIDER_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  SKIPTRACE_PROVIDER_URL: z.preprocess(
+    emptyAsUndefined,
+    z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+  ),
   SKIPTRACE_PROVIDER_KEY: optionalString,
   SEED_DEMO: bool(true),
   TRUST_PROXY: bool(false),

@@ -34,6 +34,11 @@ describe('configuration', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
   });
 
+  it('says what a database or Redis URL must look like, not just that it is invalid', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'localhost:5432/db' })).toThrow(/DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/);
+    expect(() => loadConfig({ REDIS_URL: '127.0.0.1:6379' })).toThrow(/REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL/);
+  });
+
   it('stops start-up with the variable named', () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { ...process.env, PORT: 'not-a-port', DATABASE_URL: '', REDIS_URL: '' },

@@ -78,6 +78,24 @@ describe('an embedded data dir belongs to one process', () => {
     expect(await notificationCount(running!)).toBe(40);
   });
 
+  it('refuses to start on a port already in use in one line, and frees its own data dir on the way out', async () => {
+    const otherDir = mkdtempSync(join(tmpdir(), 'embedded-port-taken-'));
+    try {
+      const port = new URL(running!.url).port;
+      const second = await runServiceToExit({ ...embedded, DATA_DIR: otherDir, PORT: port, SEED_DEMO: 'false' }, 60_000);
+      console.log(`port in use: exit ${second.code} after ${second.ms} ms: ${second.output.trim()}`);
+      expect(second.code).toBe(1);
+      expect(second.output).toContain(`Port ${port} on 127.0.0.1 is already in use`);
+      expect(second.output).not.toMatch(/^\s+at /m);
+      // Its data dir was released: a start on it now gets past the lock (and is refused only for the port).
+      const third = await runServiceToExit({ ...embedded, DATA_DIR: otherDir, PORT: port, SEED_DEMO: 'false' }, 60_000);
+      expect(third.output).toContain('is already in use');
+      expect(third.output).not.toContain('already open in another process');
+    } finally {
+      rmSync(otherDir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses the import CLI while a server holds the dir; after the server stops, the import lands and is traced', async () => {
     const refused = runImport();
     console.log(`import while held: exit ${refused.status} after ${refused.ms} ms: ${refused.stderr.trim()}`);
