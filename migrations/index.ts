@@ -3,6 +3,7 @@ import { Migration20261123000100_property_records } from './Migration20261123000
 import { Migration20261123000200_skip_trace } from './Migration20261123000200_skip_trace.js';
 import { Migration20261124000000_address_identity } from './Migration20261124000000_address_identity.js';
 import { Migration20261124000000_key_issuers } from './Migration20261124000000_key_issuers.js';
+import { Migration20261125000000_listing_indexes } from './Migration20261125000000_listing_indexes.js';
 
 /** Migrations in order; listed explicitly so PostgreSQL and the embedded PGlite run the same ones from source. */
 export const migrationsList = [
@@ -11,4 +12,5 @@ export const migrationsList = [
   { name: 'Migration20261123000200_skip_trace', class: Migration20261123000200_skip_trace },
   { name: 'Migration20261124000000_address_identity', class: Migration20261124000000_address_identity },
   { name: 'Migration20261124000000_key_issuers', class: Migration20261124000000_key_issuers },
+  { name: 'Migration20261125000000_listing_indexes', class: Migration20261125000000_listing_indexes },
 ];

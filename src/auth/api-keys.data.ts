@@ -61,6 +61,44 @@ export async function findActiveGatewayKey(sql: Sql, keyHash: string): Promise<G
   };
 }
 
+/** A key as listed: what finds it (its hint) and its state, never its secret or hash. */
+export interface ApiKeyView {
+  id: string;
+  hint: string;
+  scopes: Scope[];
+  createdAt: Date;
+  createdBy: string | null;
+  revokedAt: Date | null;
+}
+
+interface ApiKeyViewRow {
+  id: string;
+  hint: string;
+  scopes: Scope[] | string;
+  created_at: Date | string;
+  created_by: string | null;
+  revoked_at: Date | string | null;
+}
+
+const toDate = (value: Date | string) => (value instanceof Date ? value : new Date(value));
+
+/** A user's keys, revoked ones included, newest first (`api_keys_listing_idx`). */
+export async function selectApiKeysOfUser(sql: Sql, userId: string): Promise<ApiKeyView[]> {
+  const rows = await sql.execute<ApiKeyViewRow[]>(
+    `select id, hint, scopes, created_at, created_by, revoked_at from api_keys
+      where user_id = ? order by created_at desc, id desc`,
+    [userId],
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    hint: row.hint,
+    scopes: parseScopes(row.scopes),
+    createdAt: toDate(row.created_at),
+    createdBy: row.created_by,
+    revokedAt: row.revoked_at === null ? null : toDate(row.revoked_at),
+  }));
+}
+
 export async function insertApiKey(
   tx: Em,
   input: { userId: string; keyHash: string; hint: string; scopes: Scope[]; createdBy: string },

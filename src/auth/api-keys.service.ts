@@ -1,11 +1,12 @@
 import type { Em } from '../infra/database/orm.js';
+import type { Sql } from '../infra/database/sql.js';
 import { isUuid } from '../common/uuid.js';
 import { AppError, badInput } from '../common/errors.js';
 import { getUser, organizationOfUser } from '../organizations/organizations.service.js';
 import { lockUserRole } from '../organizations/organizations.data.js';
 import type { Scope } from '../graphql/principal.js';
 import { generateSecret, hashSecret, secretHint } from './secrets.js';
-import { findApiKeyById, insertApiKey, markApiKeyRevoked } from './api-keys.data.js';
+import { findApiKeyById, insertApiKey, markApiKeyRevoked, selectApiKeysOfUser, type ApiKeyView } from './api-keys.data.js';
 
 export interface IssuedKey {
   id: string;
@@ -43,6 +44,12 @@ export async function createApiKey(em: Em, userId: string, requested: readonly S
     });
     return { id: key.id, secret, hint: key.hint, scopes, createdAt: key.createdAt, createdBy: issuer };
   });
+}
+
+/** A user's keys, newest first, revoked ones included (a lost key is found by its hint); NOT_FOUND for an unknown user. */
+export async function listApiKeys(em: Em, sql: Sql, userId: string): Promise<ApiKeyView[]> {
+  const user = await getUser(em, userId);
+  return selectApiKeysOfUser(sql, user.id);
 }
 
 /** The organization a key's owner belongs to, for the organizationAdmin scope check. */

@@ -1,6 +1,8 @@
 import { builder } from '../graphql/builder.js';
 import { SCOPES } from '../graphql/principal.js';
-import { createApiKey, organizationOfApiKey, revokeApiKey, type IssuedKey } from './api-keys.service.js';
+import { createApiKey, listApiKeys, organizationOfApiKey, revokeApiKey, type IssuedKey } from './api-keys.service.js';
+import type { ApiKeyView } from './api-keys.data.js';
+import { organizationOfUser } from '../organizations/organizations.service.js';
 import { issuerOf } from '../graphql/principal.js';
 
 export const ScopeEnum = builder.enumType('Scope', { values: SCOPES });
@@ -19,6 +21,33 @@ export const IssuedKeyRef = builder.objectRef<IssuedKey>('IssuedKey').implement(
     createdBy: t.exposeString('createdBy', { description: CREATED_BY_DESCRIPTION }),
   }),
 });
+
+const ApiKeyRef = builder.objectRef<ApiKeyView>('ApiKey').implement({
+  description: 'An issued gateway key as listed: found by its `hint`; its secret is never shown again.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    hint: t.exposeString('hint'),
+    scopes: t.field({ type: [ScopeEnum], resolve: (key) => key.scopes }),
+    createdAt: t.field({ type: 'DateTime', resolve: (key) => key.createdAt }),
+    createdBy: t.exposeString('createdBy', { nullable: true, description: CREATED_BY_DESCRIPTION }),
+    revokedAt: t.field({ type: 'DateTime', nullable: true, resolve: (key) => key.revokedAt }),
+  }),
+});
+
+builder.queryField('apiKeys', (t) =>
+  t.field({
+    type: [ApiKeyRef],
+    description:
+      "A user's gateway keys, newest first, revoked ones included, so a lost key can be found by its hint and revoked: platform, any key of that user itself, or an ADMIN-scoped key of an ADMIN of the user's organization.",
+    args: { userId: t.arg.id({ required: true }) },
+    authScopes: async (_parent, args, ctx) => ({
+      platform: true,
+      ownUser: String(args.userId),
+      organizationAdmin: (await organizationOfUser(ctx.db.em, String(args.userId))) ?? '',
+    }),
+    resolve: (_parent, args, ctx) => listApiKeys(ctx.db.em, ctx.db.sql, String(args.userId)),
+  }),
+);
 
 builder.mutationFields((t) => ({
   createApiKey: t.field({

@@ -9,6 +9,7 @@ import { AppError } from '../common/errors.js';
  * - platform: the INTERNAL_API_TOKEN;
  * - organizationAdmin(orgId): an ADMIN-scoped key of an ADMIN user of that organization;
  * - ownUserAdmin(userId): an ADMIN-scoped key of that very (ADMIN) user, for what must never act as another member;
+ * - ownUser(userId): any gateway key of that very user, whatever its scopes, for what concerns only the user's own credentials;
  * - skipTrace: an organization's skip trace key (`stk_…`).
  */
 export const builder = new SchemaBuilder<{
@@ -22,6 +23,7 @@ export const builder = new SchemaBuilder<{
     platform: boolean;
     organizationAdmin: string;
     ownUserAdmin: string;
+    ownUser: string;
     skipTrace: boolean;
   };
   AuthContexts: {
@@ -31,6 +33,7 @@ export const builder = new SchemaBuilder<{
     platform: PlatformContext;
     organizationAdmin: UserContext;
     ownUserAdmin: UserContext;
+    ownUser: UserContext;
     skipTrace: OrganizationContext;
   };
 }>({
@@ -45,8 +48,9 @@ export const builder = new SchemaBuilder<{
         ADMIN: userScope('ADMIN'),
         platform: principal.type === 'platform',
         organizationAdmin: (organizationId) =>
-          userScope('ADMIN') && principal.type === 'user' && principal.organizationId === organizationId,
+          userScope('ADMIN') && principal.type === 'user' && principal.organizationId === organizationId.toLowerCase(),
         ownUserAdmin: (userId) => userScope('ADMIN') && principal.type === 'user' && principal.userId === userId.toLowerCase(),
+        ownUser: (userId) => principal.type === 'user' && principal.userId === userId.toLowerCase(),
         skipTrace: principal.type === 'organization',
       };
     },

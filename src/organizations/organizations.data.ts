@@ -1,6 +1,7 @@
 import type { Em } from '../infra/database/orm.js';
 import type { UserRole } from '../graphql/principal.js';
 import { pgTextArray } from '../common/pg-array.js';
+import type { KeysetPosition } from '../common/keyset-cursor.js';
 import { Organization } from './organization.entity.js';
 import { User } from './user.entity.js';
 
@@ -18,6 +19,28 @@ export async function findOrganizationById(em: Em, id: string): Promise<Organiza
 
 export async function findUserById(em: Em, id: string): Promise<User | null> {
   return em.findOne(User, { id });
+}
+
+/**
+ * Up to `limit` organizations after `after`, newest first: a keyset walk of
+ * `organizations_listing_idx`, so a page never sorts the table.
+ */
+export async function selectOrganizations(em: Em, after: KeysetPosition | null, limit: number): Promise<Organization[]> {
+  const rows = await em.execute(
+    `select * from organizations${after ? ' where (created_at, id) < (?, ?)' : ''} order by created_at desc, id desc limit ?`,
+    after ? [after.createdAt, after.id, limit] : [limit],
+  );
+  return rows.map((row) => em.map(Organization, row));
+}
+
+/** Up to `limit` users of an organization after `after`, newest first (`users_listing_idx`). */
+export async function selectUsers(em: Em, organizationId: string, after: KeysetPosition | null, limit: number): Promise<User[]> {
+  const rows = await em.execute(
+    `select * from users where organization_id = ?${after ? ' and (created_at, id) < (?, ?)' : ''}
+      order by created_at desc, id desc limit ?`,
+    after ? [organizationId, after.createdAt, after.id, limit] : [organizationId, limit],
+  );
+  return rows.map((row) => em.map(User, row));
 }
 
 export async function insertOrganization(em: Em, input: { name: string; skipTraceEnabled: boolean }): Promise<Organization> {

@@ -1,8 +1,19 @@
-import { builder } from '../graphql/builder.js';
+import { builder, type BuilderTypes } from '../graphql/builder.js';
+import { constraints } from '../graphql/constraints.js';
+import type { ObjectRef } from '@pothos/core';
 import { Organization } from './organization.entity.js';
 import { User } from './user.entity.js';
 import { USER_ROLES } from '../graphql/principal.js';
-import { createOrganization, createUser, findOrganization, setUserRole } from './organizations.service.js';
+import {
+  LISTING_PAGE_SIZE,
+  createOrganization,
+  createUser,
+  findOrganization,
+  listOrganizations,
+  listUsers,
+  setUserRole,
+  type Page,
+} from './organizations.service.js';
 
 export const UserRoleEnum = builder.enumType('UserRole', { values: USER_ROLES });
 
@@ -27,8 +38,33 @@ export const UserRef = builder.objectType(User, {
   }),
 });
 
-builder.queryField('organization', (t) =>
-  t.field({
+/** A listing page: `{nodes, nextCursor}`, newest first. */
+function pageRef<T>(name: string, nodeRef: ObjectRef<BuilderTypes, T>) {
+  return builder.objectRef<Page<T>>(name).implement({
+    fields: (t) => ({
+      nodes: t.field({ type: [nodeRef], description: 'Newest first.', resolve: (page) => page.nodes }),
+      nextCursor: t.exposeString('nextCursor', {
+        nullable: true,
+        description: 'Pass as `after` for the next page; null on the last page.',
+      }),
+    }),
+  });
+}
+
+const OrganizationPageRef = pageRef('OrganizationPage', OrganizationRef);
+const UserPageRef = pageRef('UserPage', UserRef);
+
+const pageArgs = {
+  first: {
+    defaultValue: LISTING_PAGE_SIZE.default,
+    description: `Rows per page, ${LISTING_PAGE_SIZE.min} to ${LISTING_PAGE_SIZE.max}.`,
+    ...constraints({ minimum: LISTING_PAGE_SIZE.min, maximum: LISTING_PAGE_SIZE.max }),
+  },
+  after: { description: 'nextCursor of the previous page.' },
+} as const;
+
+builder.queryFields((t) => ({
+  organization: t.field({
     type: OrganizationRef,
     nullable: true,
     description: 'An organization by id: platform, or an ADMIN-scoped key of an ADMIN of that organization.',
@@ -36,7 +72,26 @@ builder.queryField('organization', (t) =>
     authScopes: (_parent, args) => ({ platform: true, organizationAdmin: String(args.id) }),
     resolve: (_parent, args, ctx) => findOrganization(ctx.db.em, String(args.id)),
   }),
-);
+  organizations: t.field({
+    type: OrganizationPageRef,
+    description: 'Every organization, newest first, keyset-paginated: platform only.',
+    args: { first: t.arg.int(pageArgs.first), after: t.arg.string(pageArgs.after) },
+    authScopes: { platform: true },
+    resolve: (_parent, args, ctx) => listOrganizations(ctx.db.em, args),
+  }),
+  users: t.field({
+    type: UserPageRef,
+    description:
+      'The users of an organization, newest first, keyset-paginated: platform, or an ADMIN-scoped key of an ADMIN of that organization.',
+    args: {
+      organizationId: t.arg.id({ required: true }),
+      first: t.arg.int(pageArgs.first),
+      after: t.arg.string(pageArgs.after),
+    },
+    authScopes: (_parent, args) => ({ platform: true, organizationAdmin: String(args.organizationId) }),
+    resolve: (_parent, args, ctx) => listUsers(ctx.db.em, String(args.organizationId), args),
+  }),
+}));
 
 builder.mutationFields((t) => ({
   createOrganization: t.field({
