@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { Counter, type Registry } from 'prom-client';
 import type { Config } from '../infra/config.js';
 import { createWindowLimiter, type WindowDecision } from '../infra/rate-limit.js';
 import type { Principal } from '../graphql/principal.js';
@@ -24,7 +25,24 @@ export interface RateWindows {
   consumeForClient(ip: string): Promise<WindowDecision>;
 }
 
-export function createRateWindows(limits: Config['limits'], internalApiToken: string | undefined, redis: Redis | null): RateWindows {
+export function createRateWindows(
+  limits: Config['limits'],
+  internalApiToken: string | undefined,
+  redis: Redis | null,
+  registry: Registry,
+): RateWindows {
+  // `window` is one of the four below: bounded.
+  const refusals = new Counter({
+    name: 'crm_rate_limit_refusals_total',
+    help: 'Requests refused by a requests-per-minute window (429 rate_limited), by window.',
+    labelNames: ['window'] as const,
+    registers: [registry],
+  });
+  const counted = (window: string, decision: Promise<WindowDecision>) =>
+    decision.then((d) => {
+      if (!d.allowed) refusals.inc({ window });
+      return d;
+    });
   // The platform window is the token's: a new token starts a new window (never the token itself in Redis).
   const platformKey = `platform:${createHash('sha256')
     .update(internalApiToken ?? '')
@@ -38,13 +56,13 @@ export function createRateWindows(limits: Config['limits'], internalApiToken: st
     consumeFor(caller) {
       switch (caller.type) {
         case 'user':
-          return gateway.consume(`gateway:${caller.keyId}`);
+          return counted('gateway', gateway.consume(`gateway:${caller.keyId}`));
         case 'organization':
-          return skipTrace.consume(`skiptrace:${caller.keyId}`);
+          return counted('skip_trace', skipTrace.consume(`skiptrace:${caller.keyId}`));
         case 'platform':
-          return platform.consume(platformKey);
+          return counted('platform', platform.consume(platformKey));
       }
     },
-    consumeForClient: (ip) => clients.consume(ip),
+    consumeForClient: (ip) => counted('client_ip', clients.consume(ip)),
   };
 }

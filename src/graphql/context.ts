@@ -2,6 +2,7 @@ import type DataLoader from 'dataloader';
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { Redis } from 'ioredis';
 import type pino from 'pino';
+import type { Registry } from 'prom-client';
 import type { Config } from '../infra/config.js';
 import type { Em, Orm } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
@@ -22,6 +23,11 @@ export interface Services {
   /** Raw SQL on the ORM's own pool, for hot paths that track no entities (infra/database/sql.ts). */
   sql: Sql;
   redis: Redis | null;
+  /**
+   * This app's Prometheus registry (`GET /metrics`). One per app, never prom-client's global one:
+   * tests run several apps in one process. Each layer defines its metrics on it where their events happen.
+   */
+  metrics: Registry;
 }
 
 /** What the HTTP host hands to Yoga, or the REST handler to the executor, for each request. */

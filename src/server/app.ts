@@ -23,6 +23,8 @@ import { createHttpProvider } from '../skip-trace/providers/http-provider.js';
 import type { SkipTraceProvider } from '../skip-trace/providers/provider.js';
 import { createRecordsProvider } from '../skip-trace/providers/records-provider.js';
 import { createSkipTraceAdmission } from '../skip-trace/admission.js';
+import { createSkipTraceMetrics } from '../skip-trace/skip-trace.metrics.js';
+import { createMetricsRegistry, registerHttpMetrics, registerMetricsRoute } from './metrics.js';
 
 function createProvider(config: Config, log: pino.Logger, database: Database): SkipTraceProvider {
   const provider = config.skipTrace.provider;
@@ -50,14 +52,17 @@ export async function buildApp(
   const database = await openDatabase(config.database, log, options.embeddedEngine);
   // Loaded only when configured: without REDIS_URL the windows are in-process.
   const redis = config.redisUrl ? await (await import('../infra/redis.js')).connectRedis(config.redisUrl, log) : null;
+  const metrics = createMetricsRegistry(database.pool);
+  const skipTraceMetrics = createSkipTraceMetrics(metrics);
   const services: Services = {
     config,
     log,
     orm: database.orm,
     sql: database.sql,
     redis,
+    metrics,
     authenticator: createAuthenticator({ internalApiToken: config.internalApiToken }),
-    rateWindows: createRateWindows(config.limits, config.internalApiToken, redis),
+    rateWindows: createRateWindows(config.limits, config.internalApiToken, redis, metrics),
     traces: createTraceCoordinator({
       sql: database.sql,
       redis,
@@ -65,18 +70,30 @@ export async function buildApp(
       log,
       timeoutMs: config.limits.skipTraceTimeoutMs,
       ttlDays: config.skipTrace.cacheTtlDays,
+      metrics: skipTraceMetrics,
     }),
-    skipTraceAdmission: createSkipTraceAdmission(config.limits),
+    skipTraceAdmission: createSkipTraceAdmission(config.limits, metrics),
+    skipTraceMetrics,
   };
 
   const yoga = createYogaServer(services);
   const executeOperation = createOperationExecutor(schema, services);
   const registry = buildOperationRegistry(schema);
+  const gatewayCall = gatewayCallRoute(registry);
   const http = createHttpServer(config, log);
 
+  registerHttpMetrics(http, metrics, {
+    path: gatewayCall.path,
+    // Only published operationIds become label values.
+    operationOf: (request) => {
+      const operationId = (request.body as { operationId?: unknown } | undefined)?.operationId;
+      return typeof operationId === 'string' && registry.get(operationId) ? operationId : 'unknown';
+    },
+  });
   registerHealthRoutes(http, services);
+  registerMetricsRoute(http, services);
   registerGraphqlRoutes(http, { services, yoga });
-  registerRestRoute(http, { services, executeOperation }, gatewayCallRoute(registry));
+  registerRestRoute(http, { services, executeOperation }, gatewayCall);
   registerRestRoute(http, { services, executeOperation }, skipTraceRoute(schema));
   registerDiscoveryRoutes(http, registry);
   allowOnly(http, '/schema.graphql', ['GET']);

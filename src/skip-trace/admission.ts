@@ -1,3 +1,4 @@
+import { Counter, type Registry } from 'prom-client';
 import { AppError } from '../common/errors.js';
 import type { Config } from '../infra/config.js';
 import type { ClientWatch } from '../infra/http/client-watch.js';
@@ -30,8 +31,15 @@ export interface SkipTraceAdmission {
   admit(keyId: string, client: ClientWatch): SkipTraceTicket;
 }
 
-export function createSkipTraceAdmission(config: Pick<Config['limits'], 'skipTraceMaxInFlight'>): SkipTraceAdmission {
+export function createSkipTraceAdmission(config: Pick<Config['limits'], 'skipTraceMaxInFlight'>, registry: Registry): SkipTraceAdmission {
   const inFlight = createInFlightLimiter(config.skipTraceMaxInFlight);
+  // One limit today (`kind` names it), so one label value.
+  const refusals = new Counter({
+    name: 'crm_concurrency_refusals_total',
+    help: 'Requests refused by an in-flight limit (429 concurrency_limit), by kind of limit.',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  }).labels({ kind: 'skip_trace_in_flight' });
   // Keyed by the request's client watch: an entry lives as long as its request.
   const held = new WeakMap<ClientWatch, SkipTraceTicket>();
   return {
@@ -40,8 +48,10 @@ export function createSkipTraceAdmission(config: Pick<Config['limits'], 'skipTra
       const existing = held.get(client);
       if (existing) return existing;
       const release = inFlight.tryAcquire(keyId);
-      if (!release)
+      if (!release) {
+        refusals.inc();
         throw new AppError('concurrency_limit', `More than ${inFlight.max} traces in flight for this key; retry when one completes.`);
+      }
       const ticket = { release };
       held.set(client, ticket);
       // Whichever comes first; `release` is idempotent.

@@ -98,6 +98,7 @@ builder.mutationFields((t) => ({
           sql: ctx.db.sql,
           traces: ctx.services.traces,
           admission: ctx.services.skipTraceAdmission,
+          metrics: ctx.services.skipTraceMetrics,
           log: ctx.services.log,
           client: ctx.client,
         },

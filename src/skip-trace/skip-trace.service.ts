@@ -11,6 +11,7 @@ import type { ClientWatch } from '../infra/http/client-watch.js';
 import { skipTraceAccount } from './account/skip-trace-account.js';
 import { UnresolvableAddressError, type TraceResult } from './providers/provider.js';
 import type { TraceCoordinator } from './trace-coordinator.js';
+import type { SkipTraceMetrics } from './skip-trace.metrics.js';
 import { validateTraceInput, type SkipTraceInput } from './trace-input.js';
 
 export interface SkipTraceResponse extends TraceResult {
@@ -35,7 +36,15 @@ export class CallerGoneError extends AppError {
  * has the charge reversed (refundUndelivered).
  */
 export async function runSkipTrace(
-  deps: { em: Em; sql: Sql; traces: TraceCoordinator; admission: SkipTraceAdmission; log: Logger; client: ClientWatch },
+  deps: {
+    em: Em;
+    sql: Sql;
+    traces: TraceCoordinator;
+    admission: SkipTraceAdmission;
+    metrics: SkipTraceMetrics;
+    log: Logger;
+    client: ClientWatch;
+  },
   principal: OrganizationPrincipal,
   input: SkipTraceInput,
 ): Promise<SkipTraceResponse> {
@@ -72,15 +81,20 @@ export async function runSkipTrace(
       await recordAudit(tx, { id: requestId, principal, startedAt, outcome: result.status, cacheKey, cacheHit, charged: true });
       if (client.signal.aborted) throw new CallerGoneError();
     });
+    // Counted once committed: a rolled-back charge is no charge.
+    deps.metrics.creditsCharged.inc();
+    deps.metrics.outcomes.inc({ outcome: result.status });
     client.onUndelivered(() => {
-      refundUndelivered(em.fork(), principal.organizationId, requestId).catch((error) =>
-        deps.log.error({ err: error, requestId }, 'could not reverse the charge of an undelivered skip trace'),
+      refundUndelivered(em.fork(), principal.organizationId, requestId).then(
+        (refunded) => refunded && deps.metrics.creditsRefunded.inc(),
+        (error) => deps.log.error({ err: error, requestId }, 'could not reverse the charge of an undelivered skip trace'),
       );
     });
     return { id: requestId, status: result.status, persons: result.persons };
   } catch (error) {
     // Outcomes are the errors' REST names, whichever route the call came through.
     const outcome = error instanceof CallerGoneError ? CALLER_GONE : error instanceof AppError ? error.kind : 'internal_error';
+    deps.metrics.outcomes.inc({ outcome });
     await recordAudit(deps.sql, { id: requestId, principal, startedAt, outcome, cacheKey, cacheHit: false, charged: false }).catch(
       (auditError) => deps.log.error({ err: auditError, requestId }, 'could not record the skip trace audit row'),
     );
@@ -90,10 +104,12 @@ export async function runSkipTrace(
 
 /**
  * Undoes the charge of a trace whose response never reached its caller: the credit comes back
- * and the audit row says uncharged, in one transaction. At most once per request id.
+ * and the audit row says uncharged, in one transaction. At most once per request id; true when it did.
  */
-async function refundUndelivered(em: Em, organizationId: string, requestId: string): Promise<void> {
-  await em.transactional(async (tx) => {
-    if (await skipTraceAccount.refundCharge(tx, organizationId, requestId)) await recordRefund(tx, requestId, CALLER_GONE);
+async function refundUndelivered(em: Em, organizationId: string, requestId: string): Promise<boolean> {
+  return em.transactional(async (tx) => {
+    const refunded = await skipTraceAccount.refundCharge(tx, organizationId, requestId);
+    if (refunded) await recordRefund(tx, requestId, CALLER_GONE);
+    return refunded;
   });
 }

@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { Sql } from '../infra/database/sql.js';
 import { AppError } from '../common/errors.js';
 import { resultCache } from './result-cache.js';
-import type { SkipTraceProvider, TraceRequest, TraceResult } from './providers/provider.js';
+import { UnresolvableAddressError, type SkipTraceProvider, type TraceRequest, type TraceResult } from './providers/provider.js';
+import type { SkipTraceMetrics } from './skip-trace.metrics.js';
 
 declare module '../graphql/context.js' {
   interface Services {
@@ -33,13 +34,24 @@ export function createTraceCoordinator(options: {
   log: Logger;
   timeoutMs: number;
   ttlDays: number;
+  metrics: SkipTraceMetrics;
 }) {
-  const { sql, redis, provider, log } = options;
+  const { sql, redis, provider, log, metrics } = options;
   const inFlight = new Map<string, Promise<ResolvedTrace>>();
   const lockTtlMs = Math.max(60_000, options.timeoutMs * 4);
 
   async function callProviderAndCache(cacheKey: string, request: TraceRequest): Promise<ResolvedTrace> {
-    const result = await provider.trace(request);
+    const stopTimer = metrics.providerDuration.startTimer({ provider: provider.name });
+    let result: TraceResult;
+    try {
+      result = await provider.trace(request);
+    } catch (error) {
+      const reason = error instanceof UnresolvableAddressError ? 'unresolvable' : 'failure';
+      metrics.providerErrors.inc({ provider: provider.name, reason });
+      throw error;
+    } finally {
+      stopTimer();
+    }
     await resultCache.write(sql, cacheKey, result, provider.name, options.ttlDays);
     return { result, cacheHit: false };
   }
@@ -80,6 +92,7 @@ export function createTraceCoordinator(options: {
   return {
     async resolve(cacheKey: string, request: TraceRequest): Promise<ResolvedTrace> {
       const cached = await resultCache.read(sql, cacheKey);
+      metrics.cacheLookups.inc({ result: cached ? 'hit' : 'miss' });
       if (cached) return { result: cached, cacheHit: true };
 
       let shared = inFlight.get(cacheKey);

@@ -1,6 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/sql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Logger } from 'pino';
+import type pg from 'pg';
 import type { Config } from '../config.js';
 import { entities } from './entities.js';
 import { startEmbeddedEngine, type EmbeddedEngine } from './embedded-engine.js';
@@ -17,6 +18,8 @@ export interface Database {
   kind: Config['database']['kind'];
   /** True for an embedded database created by this start (its data dir was empty). */
   freshEmbedded: boolean;
+  /** The connection pool on PostgreSQL (for its size in the metrics); the embedded database has none. */
+  pool: pg.Pool | null;
   close(): Promise<void>;
 }
 
@@ -76,6 +79,7 @@ export async function openDatabase(
       sql: await createSql(orm as unknown as Orm, 'postgres'),
       kind: 'postgres',
       freshEmbedded: false,
+      pool: (await orm.em.getConnection().getNativeClient()) as pg.Pool,
       close: () => orm.close(true),
     };
   }
@@ -90,6 +94,7 @@ export async function openDatabase(
       sql: await createSql(orm as unknown as Orm, 'embedded'),
       kind: 'embedded',
       freshEmbedded: executed.length === 0 && applied.length > 0,
+      pool: null,
       close: async () => {
         await orm.close(true);
         await embedded.close();

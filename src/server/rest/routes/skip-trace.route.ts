@@ -30,8 +30,9 @@ export function skipTraceRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
     invalidMessage: 'The skip trace request is invalid.',
     respond: (value) => value,
     // The mutation audits every call it runs; refusals before it (rate, concurrency, body) are audited here.
-    onRefused: (services, { caller, kind, startedAt }) =>
-      recordAudit(services.sql, {
+    onRefused: (services, { caller, kind, startedAt }) => {
+      services.skipTraceMetrics.outcomes.inc({ outcome: kind });
+      return recordAudit(services.sql, {
         id: randomUUID(),
         principal: caller,
         startedAt,
@@ -39,6 +40,7 @@ export function skipTraceRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
         cacheKey: null,
         cacheHit: false,
         charged: false,
-      }),
+      });
+    },
   };
 }

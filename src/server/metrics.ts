@@ -1,0 +1,86 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type pg from 'pg';
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Services } from '../graphql/context.js';
+import type { PlatformPrincipal } from '../graphql/principal.js';
+import { allowOnly } from '../infra/http/server.js';
+import { credentialGuard } from './credential-guard.js';
+
+/** Seconds; REST and GraphQL answers take milliseconds, a skip trace up to its timeout (30 s). */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * The app's registry: the process's own metrics (CPU, memory, event-loop lag, GC: prom-client's
+ * defaults) and, on PostgreSQL, the pool's size, read at scrape time. The HTTP metrics are added
+ * by registerHttpMetrics; each domain adds its own where its events happen.
+ */
+export function createMetricsRegistry(pool: pg.Pool | null): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  if (pool) {
+    // `state` is total or idle: bounded.
+    new Gauge({
+      name: 'crm_db_pool_connections',
+      help: 'PostgreSQL pool connections by state (total open, idle).',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect() {
+        this.set({ state: 'total' }, pool.totalCount);
+        this.set({ state: 'idle' }, pool.idleCount);
+      },
+    });
+    new Gauge({
+      name: 'crm_db_pool_waiting_clients',
+      help: 'Queries waiting for a PostgreSQL pool connection.',
+      registers: [registry],
+      collect() {
+        this.set(pool.waitingCount);
+      },
+    });
+  }
+  return registry;
+}
+
+/**
+ * Request latency by route, in one onResponse hook. Labels are bounded: `route` is the matched
+ * route's pattern (`/api/v1/operations/:operationId`, never the URL) or `unmatched`; `method` is
+ * one Node's HTTP parser accepts; `status` an HTTP status this service answers. Gateway calls are
+ * also counted by `operation_id`, a published operationId or `unknown` (`operationOf`).
+ */
+export function registerHttpMetrics(
+  app: FastifyInstance,
+  registry: Registry,
+  gateway: { path: string; operationOf: (request: FastifyRequest) => string },
+) {
+  const requests = new Histogram({
+    name: 'crm_http_request_duration_seconds',
+    help: 'HTTP requests by route pattern, method and status, with their duration (_count counts requests).',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const gatewayCalls = new Histogram({
+    name: 'crm_gateway_call_duration_seconds',
+    help: 'Gateway calls (POST /api/v1/call) by operationId (unknown for any other) and status, with their duration.',
+    labelNames: ['operation_id', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const seconds = reply.elapsedTime / 1000;
+    requests.observe({ route, method: request.method, status: reply.statusCode }, seconds);
+    if (route === gateway.path && request.method === 'POST')
+      gatewayCalls.observe({ operation_id: gateway.operationOf(request), status: reply.statusCode }, seconds);
+    done();
+  });
+}
+
+/** `GET /metrics`: the registry in Prometheus text format, for the platform token only. */
+export function registerMetricsRoute(app: FastifyInstance, services: Services) {
+  app.get('/metrics', {
+    onRequest: credentialGuard({ services, accepts: (principal): principal is PlatformPrincipal => principal.type === 'platform' }),
+    handler: async (_request, reply) => reply.header('Content-Type', services.metrics.contentType).send(await services.metrics.metrics()),
+  });
+  allowOnly(app, '/metrics', ['GET']);
+}
