@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import type pg from 'pg';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Services } from '../graphql/context.js';
@@ -42,10 +42,14 @@ export function createMetricsRegistry(pool: pg.Pool | null): Registry {
 }
 
 /**
- * Request latency by route, in one onResponse hook. Labels are bounded: `route` is the matched
- * route's pattern (`/api/v1/operations/:operationId`, never the URL) or `unmatched`; `method` is
- * one Node's HTTP parser accepts; `status` an HTTP status this service answers. Gateway calls are
- * also counted by `operation_id`, a published operationId or `unknown` (`operationOf`).
+ * Request latency by route. Labels are bounded: `route` is the matched route's pattern
+ * (`/api/v1/operations/:operationId`, never the URL) or `unmatched`; `method` is one Node's HTTP
+ * parser accepts; `status` an HTTP status this service answers. Gateway calls are also counted by
+ * `operation_id`, a published operationId or `unknown` (`operationOf`).
+ *
+ * Call before the routes are registered: each route gets an onResponse hook with its pattern
+ * bound when it is registered, so a request costs one observation and no lookup of its route
+ * (Fastify's `request.routeOptions` builds a new object on every read).
  */
 export function registerHttpMetrics(
   app: FastifyInstance,
@@ -66,12 +70,25 @@ export function registerHttpMetrics(
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
+  const observe = (route: string, request: FastifyRequest, reply: FastifyReply) => {
     const seconds = reply.elapsedTime / 1000;
     requests.observe({ route, method: request.method, status: reply.statusCode }, seconds);
     if (route === gateway.path && request.method === 'POST')
       gatewayCalls.observe({ operation_id: gateway.operationOf(request), status: reply.statusCode }, seconds);
+  };
+
+  app.addHook('onRoute', (route) => {
+    const pattern = route.url;
+    const hook: onResponseHookHandler = (request, reply, done) => {
+      observe(pattern, request, reply);
+      done();
+    };
+    route.onResponse = [...(Array.isArray(route.onResponse) ? route.onResponse : route.onResponse ? [route.onResponse] : []), hook];
+  });
+  // Requests no route matched (the not-found handler). URLs the router cannot decode and requests
+  // Node's parser refuses are answered before any hook runs (infra/http/server.ts): not counted.
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.is404) observe('unmatched', request, reply);
     done();
   });
 }

@@ -183,6 +183,10 @@ describe('GET /metrics', () => {
   it('labels requests with route patterns, never a raw URL, an id or a query string', async () => {
     expect((await service.request('/api/v1/operations/nope?x=secret')).status).toBe(404);
     expect((await service.request(`/no/such/${randomUUID()}?token=secret`)).status).toBe(404);
+    // A URL the router cannot decode (answered before any hook runs: not counted, and never a label).
+    expect((await service.request('/api/v1/operations/%E0%A4%Anope?x=secret')).status).toBe(404);
+    // A HEAD request is counted once, under its route's pattern.
+    expect((await service.request('/api/v1/operations/getNotificationCounts', { method: 'HEAD' })).status).toBe(200);
     const text = await scrape();
     expect(text).not.toContain('secret');
     expect(text).not.toContain('nope');
@@ -191,5 +195,8 @@ describe('GET /metrics', () => {
       sample(text, 'crm_http_request_duration_seconds_count', { route: '/api/v1/operations/:operationId', status: '404' }),
     ).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'crm_http_request_duration_seconds_count', { route: 'unmatched', status: '404' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'crm_http_request_duration_seconds_count', { route: '/api/v1/operations/:operationId', method: 'HEAD', status: '200' }),
+    ).toBe(1);
   });
 });
