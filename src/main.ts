@@ -52,7 +52,7 @@ async function main() {
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info({ port, database: app.database.kind, redis: Boolean(config.redisUrl) }, 'service ready');
   if (demo) {
-    // The one place a key is ever printed: demo data in an embedded database (contract section 6).
+    // The one place a key is ever printed: demo data in an embedded database (README, Quick start).
     process.stdout.write(
       `\nDemo data seeded. These keys are shown once:\n` +
         `  gateway key:    ${demo.gatewayKey}\n` +

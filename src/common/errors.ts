@@ -62,7 +62,6 @@ const KIND_OF_GRAPHQL_CODE = new Map(
 );
 for (const code of GRAPHQL_ERROR_CODES) if (!KIND_OF_GRAPHQL_CODE.has(code)) throw new Error(`ERRORS: no row stands for ${code}.`);
 
-export const isErrorKind = (value: unknown): value is ErrorKind => typeof value === 'string' && Object.hasOwn(ERRORS, value);
 export const isGraphqlErrorCode = (value: unknown): value is GraphqlErrorCode =>
   (GRAPHQL_ERROR_CODES as readonly unknown[]).includes(value);
 

@@ -26,7 +26,6 @@ export interface SkipTraceTicket {
  * returns the ticket it holds.
  */
 export interface SkipTraceAdmission {
-  readonly maxInFlight: number;
   /** The request's ticket, released when its response is done or its caller goes away; `concurrency_limit` when the key has none free. */
   admit(keyId: string, client: ClientWatch): SkipTraceTicket;
 }
@@ -43,7 +42,6 @@ export function createSkipTraceAdmission(config: Pick<Config['limits'], 'skipTra
   // Keyed by the request's client watch: an entry lives as long as its request.
   const held = new WeakMap<ClientWatch, SkipTraceTicket>();
   return {
-    maxInFlight: inFlight.max,
     admit(keyId, client) {
       const existing = held.get(client);
       if (existing) return existing;

@@ -1,5 +1,5 @@
 /**
- * The rules of a trace's address and actor (contract section 4), each with its one wording.
+ * The rules of a trace's address and actor (README, Skip trace), each with its one wording.
  * Three checks apply them and must agree word for word:
  * - REST: Ajv, on the JSON Schema derived from the input types (inputs.schema.ts), whose
  *   constraints and messages are FIELD_CONSTRAINTS below;

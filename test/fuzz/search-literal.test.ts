@@ -1,5 +1,5 @@
 /**
- * `searchTerm` is a literal, case-insensitive substring (contract section 3): SQL and LIKE
+ * `searchTerm` is a literal, case-insensitive substring (README, Using the gateway): SQL and LIKE
  * metacharacters (`%`, `_`, `\`, `'`, `--`, `;`) match themselves and nothing else.
  *
  * One user gets notifications whose titles are generated from an alphabet heavy in those

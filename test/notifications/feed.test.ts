@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish, startService, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
 
 /**
- * Black-box tests of the notifications feed (contract section 3): every test drives the real
+ * Black-box tests of the notifications feed (README, Using the gateway): every test drives the real
  * service over HTTP through `POST /api/v1/call` and provisions its own user.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Contract section 6: `npm start` with no DATABASE_URL and no REDIS_URL runs on an embedded
+ * README, Quick start: `npm start` with no DATABASE_URL and no REDIS_URL runs on an embedded
  * PostgreSQL under DATA_DIR, migrated at start, windows in process; a brand-new data dir gets the
  * demo seed, whose keys are printed once and work; a restart on the same dir keeps the data and
  * prints no key. Runs the bundle exactly as `npm start` does (spawn-service.ts).

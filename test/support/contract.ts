@@ -1,5 +1,5 @@
 /**
- * Contract section 2, written out independently of the implementation, as the tests' oracle:
+ * The REST error codes of the README's error table, written out independently of the implementation, as the tests' oracle:
  * every REST error code and its HTTP status.
  */
 export const REST_STATUS: Record<string, number> = {

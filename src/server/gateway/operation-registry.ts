@@ -1,6 +1,6 @@
 import { parse, validate, type GraphQLSchema } from 'graphql';
 import type { Scope } from '../../graphql/principal.js';
-import { resultJsonSchema, type JsonSchema } from '../rest/json-schema.js';
+import { fragmentsOf, resultJsonSchema, type JsonSchema } from '../rest/json-schema.js';
 import { operationOf, prepareOperation, type RestOperation } from '../rest/rest-route.js';
 import { persistedDocuments } from './persisted-documents.js';
 
@@ -48,7 +48,7 @@ export function buildOperationRegistry(schema: GraphQLSchema) {
       text,
       documentId,
       prepared,
-      result: resultJsonSchema(schema, operationOf(document), { rootField: true }),
+      result: resultJsonSchema(schema, operationOf(document), { rootField: true, fragments: fragmentsOf(document) }),
     });
   }
   return operations;

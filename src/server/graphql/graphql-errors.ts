@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { AppError, ERRORS, isErrorKind, isGraphqlErrorCode, type ErrorKind, type GraphqlErrorCode } from '../../common/errors.js';
+import { AppError, ERRORS, isGraphqlErrorCode, type ErrorKind, type GraphqlErrorCode } from '../../common/errors.js';
 import { containsNul, NUL_MESSAGE } from '../../common/nul.js';
 import { BATCHING_ENABLED } from './limits.js';
 
@@ -158,7 +158,6 @@ export function refusalForHostError(error: unknown, bodyLimitBytes: number): Gra
   }
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return refusalOf('unsupported_media_type', 'Send the request as application/json.');
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return refusalOf('payload_too_large', bodyTooLarge(bodyLimitBytes));
-  if (isErrorKind(code)) return refusalOf(code, 'The request could not be read.');
   if (statusCode && statusCode >= 400 && statusCode < 500) return graphqlRefusal(400, 'The request could not be read.');
   return null;
 }

@@ -8,6 +8,7 @@ import type { ClientWatch } from '../../infra/http/client-watch.js';
 import { allowOnly } from '../../infra/http/server.js';
 import { credentialGuard } from '../credential-guard.js';
 import type { OperationExecutor } from './operation-executor.js';
+import { fragmentsOf } from './json-schema.js';
 import { variablesValidator, type VariablesValidator } from './variables.js';
 
 /** A GraphQL document a REST route runs, checked against the schema and prepared at start-up. */
@@ -37,7 +38,7 @@ export function prepareOperation(schema: GraphQLSchema, document: DocumentNode):
     type: operation.operation,
     document,
     rootField: fields[0].name.value,
-    variables: variablesValidator(schema, operation),
+    variables: variablesValidator(schema, operation, fragmentsOf(document)),
   };
 }
 

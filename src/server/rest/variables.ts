@@ -10,7 +10,7 @@ import {
   REQUIRED,
   UNKNOWN_FIELD,
 } from '../../common/detail-messages.js';
-import { variablesJsonSchema, type JsonSchema } from './json-schema.js';
+import { variablesJsonSchema, type FragmentMap, type JsonSchema } from './json-schema.js';
 
 /**
  * The one JSON Schema validator of the REST routes: every route's body is checked against the
@@ -26,11 +26,14 @@ export interface VariablesValidator {
   check(variables: unknown): ErrorDetail[];
 }
 
-export function variablesValidator(schema: GraphQLSchema, operation: OperationDefinitionNode): VariablesValidator {
+export function variablesValidator(schema: GraphQLSchema, operation: OperationDefinitionNode, fragments: FragmentMap): VariablesValidator {
   // Checked against the variant that carries the rules' own messages (`errorMessage`), which is
   // this validator's business only: discovery publishes the standard schema.
-  const validate = ajv.compile(variablesJsonSchema(schema, operation, { errorMessages: true }));
-  return { schema: variablesJsonSchema(schema, operation), check: (value) => (validate(value) ? [] : errorDetails(validate)) };
+  const validate = ajv.compile(variablesJsonSchema(schema, operation, { fragments, errorMessages: true }));
+  return {
+    schema: variablesJsonSchema(schema, operation, { fragments }),
+    check: (value) => (validate(value) ? [] : errorDetails(validate)),
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The `records` skip-trace provider: traces against the imported property records, matching a
  * trace's standardized address by its address key and its normalized actor by the owners' folded
- * names (contract section 4).
+ * names (README, Skip trace).
  */
 import type { Sql } from '../../infra/database/sql.js';
 import { addressKey, type NormalizedActor } from '../address/index.js';
