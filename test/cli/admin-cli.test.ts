@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/main.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { startService, type TestService } from '../support/harness.js';
-import { admin, cliEnv, closedUrl } from './run-admin.js';
+import { admin, cliEnv, closedUrl } from '../support/admin-cli.js';
 
 let service: TestService;
 let env: Record<string, string>;

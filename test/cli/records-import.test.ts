@@ -13,7 +13,7 @@ import { PlatformClient } from '../../src/cli/client.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { BATCH_BYTES_MAX, importBatch, type ImportProgress } from '../../src/cli/records/import-records.js';
 import { startService, type TestService } from '../support/harness.js';
-import { admin, cliEnv, closedUrl } from './run-admin.js';
+import { admin, cliEnv, closedUrl } from '../support/admin-cli.js';
 
 let service: TestService;
 let env: Record<string, string>;

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
 import { runAdmin } from '../../src/cli/main.js';
-import type { TestService } from '../support/harness.js';
+import type { TestService } from './harness.js';
 
 export interface CliRun {
   code: number;
