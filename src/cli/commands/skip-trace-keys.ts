@@ -22,25 +22,22 @@ export function skipTraceKeyCommands(program: Command, io: CliIo, state: RunStat
     .command('skiptrace-key')
     .description('an organization’s skip trace key: generate, rotate (secrets shown once), revoke');
 
-  key
-    .command('generate')
-    .description('issue the organization’s skip trace key (CONFLICT when one is active); prints its secret once')
-    .argument('<organization-id>')
-    .action(
-      action(io, state, async (ctx, [organizationId]) => {
-        printIssuedKey(ctx, (await ctx.client().request(GENERATE, { organizationId })).generateSkipTraceKey);
-      }),
-    );
-
-  key
-    .command('rotate')
-    .description('replace the active key (the old one is refused at once); prints the new secret once')
-    .argument('<organization-id>')
-    .action(
-      action(io, state, async (ctx, [organizationId]) => {
-        printIssuedKey(ctx, (await ctx.client().request(ROTATE, { organizationId })).rotateSkipTraceKey);
-      }),
-    );
+  const issuing = [
+    ['generate', 'issue the organization’s skip trace key (CONFLICT when one is active); prints its secret once', GENERATE],
+    ['rotate', 'replace the active key (the old one is refused at once); prints the new secret once', ROTATE],
+  ] as const;
+  for (const [name, description, document] of issuing) {
+    key
+      .command(name)
+      .description(description)
+      .argument('<organization-id>')
+      .action(
+        action(io, state, async (ctx, [organizationId]) => {
+          const issued = await ctx.client().request<Record<string, IssuedKey>, ByOrganization>(document, { organizationId });
+          printIssuedKey(ctx, Object.values(issued)[0]);
+        }),
+      );
+  }
 
   key
     .command('revoke')
