@@ -5,6 +5,7 @@
  * down to the records at fault.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +36,31 @@ const file = (name: string, content: string) => {
   writeFileSync(path, content);
   return path;
 };
+/**
+ * An HTTP hop in front of the service that forwards the first `count` requests and then drops the
+ * connection of every later one, as a service that goes away midway would.
+ */
+async function proxyFailingAfter(count: number): Promise<{ url: string; close(): Promise<void> }> {
+  let seen = 0;
+  const server: Server = createServer(async (request, response) => {
+    if (++seen > count) return request.socket.destroy();
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const answer = await fetch(service.baseUrl + request.url, {
+      method: request.method,
+      headers: { 'content-type': 'application/json', authorization: String(request.headers.authorization) },
+      body: Buffer.concat(chunks),
+    });
+    response.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  return {
+    url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
 /** Properties stored on a street, and the persons behind them. */
 async function stored(name: string): Promise<{ properties: number; persons: number }> {
   const [row] = await service.sql<{ properties: number; persons: number }>(
@@ -182,6 +208,24 @@ describe('records import', () => {
     const header = await admin(['records', 'import', file('bad.csv', 'line1,city,state,zip,colour\n')], env);
     expect(header.code).toBe(EXIT.usage);
     expect(header.stderr).toContain('unknown CSV columns: colour');
+  });
+
+  it('stops when the service goes away midway, counting only the batches it committed', async () => {
+    const name = street();
+    const proxy = await proxyFailingAfter(2);
+    try {
+      const lines = [1, 2, 3, 4, 5].map((n) =>
+        JSON.stringify({ address: austin(`${n} ${name}`), owners: [{ type: 'person', firstName: `P${n}` }] }),
+      );
+      const path = file('midway.jsonl', lines.join('\n'));
+      const result = await admin(['records', 'import', path, '--batch-size', '1'], { ...env, API_URL: proxy.url });
+      expect(result.code).toBe(EXIT.unreachable);
+      expect(result.stderr).toContain('Import stopped: 2 records were committed before the failure and stay imported');
+      expect(result.stdout).toBe('');
+      expect(await stored(name)).toEqual({ properties: 2, persons: 2 });
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('stops when the service cannot be reached, saying nothing was committed (exit 69)', async () => {
