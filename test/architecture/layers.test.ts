@@ -14,7 +14,15 @@ const LAYERS: Array<{ name: string; folders: string[] }> = [
   { name: 'domains', folders: ['src/auth', 'src/organizations', 'src/notifications', 'src/skip-trace'] },
   { name: 'server', folders: ['src/server'] },
   { name: 'entry point', folders: ['src/main.ts'] },
+  { name: 'clients', folders: ['src/cli'] },
 ];
+
+/**
+ * The admin CLI is a client of the running service over HTTP: besides itself it may use only the
+ * pure rules it shares with the service (address standardization to group CSV rows, the record
+ * validation to name a bad row's line before sending it); never the database, config or server.
+ */
+const CLI_MAY_IMPORT = ['src/cli/', 'src/skip-trace/address/', 'src/skip-trace/records/property-records.validation.ts'];
 
 /** Imports that run upward on purpose, each with its reason. */
 const ALLOWED_UPWARD: Record<string, string> = {
@@ -67,9 +75,21 @@ describe('layers', () => {
     expect(upward).toEqual([]);
   });
 
+  it('the admin CLI imports nothing from src/ but itself and the rules it shares with the service', () => {
+    const reaching = files
+      .filter((file) => file.startsWith('src/cli/'))
+      .flatMap((file) => importsOf(file).map((target) => `${file} imports ${target}`))
+      .filter((edge) => {
+        const target = edge.split(' imports ')[1];
+        return target.startsWith('src/') && !CLI_MAY_IMPORT.some((allowed) => target.startsWith(allowed));
+      });
+    expect(reaching).toEqual([]);
+  });
+
   it('finds the imports it checks', () => {
     // Guards the check itself: a regex that matched nothing would pass vacuously.
     expect(importsOf('src/server/app.ts')).toContain('src/infra/database/orm.ts');
     expect(importsOf('src/skip-trace/admission.ts')).toContain('src/graphql/context.ts');
+    expect(importsOf('src/cli/commands/records.ts')).toContain('src/cli/records/read-records.ts');
   });
 });

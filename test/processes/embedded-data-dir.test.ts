@@ -1,7 +1,8 @@
 /**
- * An embedded data dir belongs to one process. A second `npm start`, or the import CLI, on a data
- * dir that a server has open refuses at once, naming the dir, exits non-zero and writes nothing;
- * the server goes on serving its data. A server stopped with SIGTERM frees the dir at once; one
+ * An embedded data dir belongs to one process. A second `npm start` on a data dir that a server
+ * has open refuses at once, naming the dir, exits non-zero and writes nothing; the server goes on
+ * serving its data. The import CLI (`admin records import`) never opens the dir: it imports
+ * through the server that holds it. A server stopped with SIGTERM frees the dir at once; one
  * killed with SIGKILL leaves a lock that the next start takes over within DATA_DIR_LOCK_STALE_MS.
  */
 import { spawnSync } from 'node:child_process';
@@ -10,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA_DIR_LOCK_STALE_MS } from '../../src/infra/database/data-dir-lock.js';
-import { json, runServiceToExit, spawnService, type ServiceProcess } from './spawn-service.js';
+import { json, platformToken, runServiceToExit, spawnService, type ServiceProcess } from './spawn-service.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'embedded-data-dir-'));
 // Empty values count as unset (config.ts), overriding the CI environment's real servers.
@@ -50,10 +51,11 @@ const notificationCount = async (service: ServiceProcess) => {
   return body.data.unreadCount + body.data.readCount;
 };
 
-function runImport() {
+/** The admin CLI's import, pointed at a server by URL, with the platform token. */
+function runImport(url: string) {
   const started = Date.now();
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/import-property-records.ts', recordsFile], {
-    env: { ...process.env, ...embedded, LOG_LEVEL: 'silent' },
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'records', 'import', recordsFile], {
+    env: { ...process.env, ...embedded, API_URL: url, INTERNAL_API_TOKEN: platformToken },
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -96,28 +98,32 @@ describe('an embedded data dir belongs to one process', () => {
     }
   });
 
-  it('refuses the import CLI while a server holds the dir; after the server stops, the import lands and is traced', async () => {
-    const refused = runImport();
-    console.log(`import while held: exit ${refused.status} after ${refused.ms} ms: ${refused.stderr.trim()}`);
-    expect(refused.status).toBe(1);
-    expectRefusal(refused.stderr);
-    expect(refused.stdout).not.toContain('Imported');
-    // The server's data is intact and still served.
-    expect(await notificationCount(running!)).toBe(40);
-    expect((await trace(running!, demoAddress)).body.status).toBe('records_found');
-
-    // SIGTERM releases the dir at once: the import right after it succeeds.
-    expect(await running!.stop()).toBe(0);
-    const imported = runImport();
-    expect(imported.stderr).not.toContain('already open');
+  it('the import CLI goes through the server that holds the dir; with the server stopped it imports nothing and says so', async () => {
+    const imported = runImport(running!.url);
+    console.log(`import while held: exit ${imported.status} after ${imported.ms} ms: ${imported.stdout.trim()}`);
+    expect(imported.stderr).toBe('');
     expect(imported.stdout).toContain('Imported 1 records');
     expect(imported.status).toBe(0);
-
-    running = await spawnService(embedded);
-    const traced = await trace(running, importedAddress);
+    const traced = await trace(running!, importedAddress);
     expect(traced.status).toBe(200);
     expect(traced.body.status).toBe('records_found');
     expect(traced.body.persons).toMatchObject([{ firstName: 'Lena', lastName: 'Lock' }]);
+    // The server's own data is intact.
+    expect(await notificationCount(running!)).toBe(40);
+    expect((await trace(running!, demoAddress)).body.status).toBe('records_found');
+
+    // No server: the CLI reports the URL it could not reach, exits 69 and reports no import.
+    const url = running!.url;
+    expect(await running!.stop()).toBe(0);
+    const refused = runImport(url);
+    expect(refused.status).toBe(69);
+    expect(refused.stderr).toContain(`Cannot reach the service at ${url}`);
+    expect(refused.stderr).toContain('0 records were committed');
+    expect(refused.stdout).not.toContain('Imported');
+
+    // What the first import stored survives the restart.
+    running = await spawnService(embedded);
+    expect((await trace(running, importedAddress)).body.status).toBe('records_found');
   });
 
   it('after a SIGKILL, the next start takes the dir over within the stale time, and holds it again', async () => {

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +7,7 @@ import { normalizeActor, standardizeAddress, type ActorInput, type AddressInput 
 import { UnresolvableAddressError } from '../../src/skip-trace/providers/provider.js';
 import { createRecordsProvider } from '../../src/skip-trace/providers/records-provider.js';
 import { importPropertyRecords } from '../../src/skip-trace/records/property-records.import.js';
+import { cliEnv, npmRun } from '../support/admin-cli.js';
 import { startService, type TestService } from '../support/harness.js';
 
 let service: TestService;
@@ -257,9 +257,9 @@ describe('records provider', () => {
   });
 });
 
-describe('import:records CLI', () => {
-  // An in-memory PGlite cannot be shared with a child process, so this runs against PostgreSQL only.
-  it.skipIf(!process.env.DATABASE_URL)('imports CSV and JSON Lines files, reporting rejected lines', { timeout: 120_000 }, async () => {
+describe('import:records CLI (the deprecated alias of `admin records import`)', () => {
+  // The CLI imports through the running service over HTTP, so it runs in embedded mode too.
+  it('imports CSV and JSON Lines files, reporting rejected lines', { timeout: 120_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'property-records-'));
     try {
       const name = street();
@@ -280,14 +280,12 @@ describe('import:records CLI', () => {
       ].join('\n');
       writeFileSync(join(dir, 'records.csv'), csv);
       writeFileSync(join(dir, 'records.jsonl'), jsonl);
-      const run = (file: string) =>
-        spawnSync(process.execPath, ['--import', 'tsx', 'scripts/import-property-records.ts', join(dir, file)], {
-          cwd: new URL('../..', import.meta.url).pathname,
-          env: { ...process.env, LOG_LEVEL: 'silent' },
-          encoding: 'utf8',
-        });
+      const run = async (file: string) => {
+        const { code, stdout, stderr } = await npmRun('import:records', [join(dir, file)], cliEnv(service));
+        return { status: code, stdout, stderr };
+      };
 
-      const fromCsv = run('records.csv');
+      const fromCsv = await run('records.csv');
       expect(fromCsv.stdout).toContain('Imported 1 records');
       expect(fromCsv.stderr).toContain('rejected line 4: address.state must be a two-letter USPS state code');
       expect(fromCsv.status).toBe(2);
@@ -317,7 +315,7 @@ describe('import:records CLI', () => {
         ],
       });
 
-      const fromJsonl = run('records.jsonl');
+      const fromJsonl = await run('records.jsonl');
       expect(fromJsonl.stdout).toContain('Imported 1 records');
       expect(fromJsonl.stderr).toContain('rejected line 3: owners.0.name is required for an entity');
       expect(fromJsonl.status).toBe(2);

@@ -2,7 +2,7 @@
  * One wording per rule: an address or actor that breaks a rule gets the same `details[].message`
  * whichever way it came in: `POST /api/v1/skiptrace` (Ajv on the derived JSON Schema), the
  * `skipTrace` mutation on `/graphql` (the resolver), and the property-record import (its
- * validation, the `import:records` CLI's, and the `importPropertyRecords` mutation's). And the
+ * validation, the admin CLI's `records import`, and the `importPropertyRecords` mutation's). And the
  * rules' own messages stay out of the published JSON Schemas.
  */
 import { randomUUID } from 'node:crypto';

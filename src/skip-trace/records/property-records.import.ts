@@ -1,6 +1,6 @@
 /**
  * Property records: the data behind the `records` skip-trace provider, imported in batches
- * (GraphQL `importPropertyRecords`, the `import:records` CLI).
+ * (GraphQL `importPropertyRecords`, which the admin CLI's `records import` calls; the demo seed).
  */
 import { atMostItems } from '../../common/detail-messages.js';
 import { badInput } from '../../common/errors.js';
