@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -8,10 +8,17 @@ import { buildOpenApiDocument, type OpenApiSources } from './openapi.js';
 
 /**
  * Scalar's standalone bundle (one self-contained script), served from node_modules by this
- * service: the page loads nothing from another host. Its package does not export the file, so it
- * is found beside the package's entry point.
+ * service. Its package does not export the file, so it is found beside the package's entry point.
  */
 const SCALAR_BUNDLE = join(dirname(createRequire(import.meta.url).resolve('@scalar/api-reference')), 'browser', 'standalone.js');
+/**
+ * The bundle embeds `@font-face` rules that fetch its fonts from Scalar's host whatever the
+ * configuration says (`withDefaultFonts: false` does not stop them): they are cut, so the page
+ * uses the system's fonts and loads nothing from another host.
+ */
+const FOREIGN_FONT_FACE = /@font-face \{[^}]*?https?:\/\/[^}]*?\}/g;
+let scalarBundle: Promise<string> | undefined;
+const loadScalarBundle = () => (scalarBundle ??= readFile(SCALAR_BUNDLE, 'utf8').then((text) => text.replace(FOREIGN_FONT_FACE, '')));
 
 /**
  * The page may load only from this service: scripts from files (no inline script), Scalar's own
@@ -46,12 +53,11 @@ const DOCS_PAGE = `<!doctype html>
 </html>
 `;
 
-// Fonts, telemetry and Scalar's hosted services off: everything comes from this service.
+// Fonts, telemetry and Scalar's hosted services (its AI agent, MCP) off: everything comes from this service.
 const DOCS_INIT = `Scalar.createApiReference('#api-reference', ${JSON.stringify({
   url: '/openapi.json',
   withDefaultFonts: false,
   telemetry: false,
-  hideClientButton: false,
   showDeveloperTools: 'never',
   agent: { disabled: true },
   mcp: { disabled: true },
@@ -95,7 +101,7 @@ export function registerReferenceRoutes(app: FastifyInstance, sources: () => Ope
     reply.type('text/html; charset=utf-8').header('Content-Security-Policy', DOCS_CONTENT_SECURITY_POLICY).send(DOCS_PAGE),
   );
   app.get('/docs/scalar.js', async (_request, reply) =>
-    reply.type('text/javascript; charset=utf-8').header('Cache-Control', ASSET_MAX_AGE).send(createReadStream(SCALAR_BUNDLE)),
+    reply.type('text/javascript; charset=utf-8').header('Cache-Control', ASSET_MAX_AGE).send(await loadScalarBundle()),
   );
   app.get('/docs/init.js', async (_request, reply) =>
     reply.type('text/javascript; charset=utf-8').header('Cache-Control', ASSET_MAX_AGE).send(DOCS_INIT),
