@@ -15,6 +15,23 @@ import { printedSchema } from '../schema.js';
 import type { Yoga } from './yoga.js';
 
 /**
+ * GraphiQL's page (yoga.ts) may talk only to this service: its script and styles are inline and
+ * its editor workers are blobs, but nothing may be loaded from, or sent to, another host.
+ */
+const GRAPHIQL_CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self' 'unsafe-inline'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/**
  * `POST /graphql` for internal tools (and GraphiQL outside production), and `GET /schema.graphql`.
  * Both need a valid credential: introspection and the SDL are for authenticated callers only.
  * Every request spends a point of its caller's rate window (a gateway key's requests here share
@@ -64,6 +81,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Se
         if (empty) return refuse(reply, empty);
       }
       response.headers.forEach((value, key) => reply.header(key, value));
+      if (response.headers.get('content-type')?.startsWith('text/html')) reply.header('Content-Security-Policy', GRAPHIQL_CONTENT_SECURITY_POLICY);
       reply.status(response.status);
       return reply.send(response.body);
     },
