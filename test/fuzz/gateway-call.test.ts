@@ -290,36 +290,67 @@ const weirdValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) =>
   ),
 })).value;
 
-/** Values of the right type for each variable, and wrong ones. */
+/** A string with U+0000 in it: valid in every way but the one rule every input string meets. */
+const withNul = (around: fc.Arbitrary<string>) => fc.tuple(around, around).map(([a, b]) => `${a}\u0000${b}`);
+/**
+ * Mostly right values, so that a case breaking one rule is often valid otherwise (and a schema
+ * missing that rule would be caught), then values breaking one rule, then anything.
+ */
+const variants = (right: fc.Arbitrary<unknown>, oneRuleBroken: fc.Arbitrary<unknown> | null = null) =>
+  fc.oneof({ arbitrary: right, weight: 4 }, ...(oneRuleBroken ? [{ arbitrary: oneRuleBroken, weight: 2 }] : []), {
+    arbitrary: weirdValue,
+    weight: 1,
+  });
+/** Values of the right type for each variable, right ones but for one rule, and wrong ones. */
 const variableValue: Record<string, fc.Arbitrary<unknown>> = {
-  notificationTypeFilter: fc.oneof(fc.constantFrom('deal_created', 'task_overdue', '', 'DEAL_CREATED', 'nope'), weirdValue),
-  seen: fc.oneof(fc.boolean(), weirdValue),
-  searchTerm: fc.oneof(fc.constantFrom('Fuzz', '%', '_', '\\', "'", 'fuzz 1'), weirdValue),
-  limit: fc.oneof(fc.integer({ min: -5, max: 60 }), weirdValue),
-  cursor: fc.oneof(fc.constant('CURSOR'), weirdValue),
-  notificationIds: fc.oneof(
-    fc.array(fc.oneof(fc.constantFrom('ID'), fc.uuid(), weirdString), { maxLength: 8 }),
-    fc
-      .integer({ min: 495, max: 505 })
-      .map((n) => Array.from({ length: n }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)),
-    weirdValue,
+  notificationTypeFilter: variants(fc.constantFrom('deal_created', 'task_overdue', '', 'DEAL_CREATED', 'nope'), withNul(fc.string())),
+  seen: variants(fc.boolean()),
+  searchTerm: variants(
+    fc.oneof(fc.constantFrom('Fuzz', '%', '_', '\\', "'", 'fuzz 1'), fc.string({ maxLength: 200 })),
+    fc.oneof(withNul(fc.string({ maxLength: 100 })), fc.string({ minLength: 201, maxLength: 260 })),
   ),
-  isSeen: fc.oneof(fc.boolean(), weirdValue),
+  limit: variants(
+    fc.integer({ min: 1, max: 50 }),
+    fc.oneof(fc.integer({ min: -5, max: 0 }), fc.integer({ min: 51, max: 60 }), fc.double()),
+  ),
+  cursor: variants(fc.constant('CURSOR'), fc.constantFrom('CURSOR_WITH_NUL', 'CURSOR_TRUNCATED')),
+  notificationIds: variants(
+    fc.oneof(
+      fc.array(fc.oneof(fc.constantFrom('ID'), fc.uuid(), weirdString), { maxLength: 8 }),
+      fc
+        .integer({ min: 495, max: 505 })
+        .map((n) => Array.from({ length: n }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)),
+    ),
+    fc.array(fc.oneof(fc.uuid(), withNul(fc.string())), { minLength: 1, maxLength: 3 }),
+  ),
+  isSeen: variants(fc.boolean()),
 };
 /** Placeholders replaced by values known only after start-up. */
 const resolve = (value: unknown): unknown => {
   if (value === 'CURSOR') return validCursor;
+  if (value === 'CURSOR_WITH_NUL') return `${validCursor.slice(0, 10)}\u0000${validCursor.slice(10)}`;
+  if (value === 'CURSOR_TRUNCATED') return validCursor.slice(0, 20);
   if (value === 'ID') return ids[0];
   if (Array.isArray(value)) return value.map(resolve);
   return value;
 };
 
+/** Each operation's own variables; the others' are unknown to it (and sent now and then, as extras). */
+const OWN_VARIABLES: Record<(typeof OPERATIONS)[number], string[]> = {
+  listNotifications: ['notificationTypeFilter', 'seen', 'searchTerm', 'limit', 'cursor'],
+  getNotificationCounts: ['notificationTypeFilter'],
+  getAvailableNotificationTypes: [],
+  markNotificationsRead: ['notificationIds', 'isSeen'],
+};
 const operationVariables = fc
-  .tuple(
-    fc.constantFrom(...OPERATIONS),
-    fc.record(variableValue, { requiredKeys: [] }),
-    fc.dictionary(fc.oneof(fc.string(), fc.constantFrom(...VARIABLE_NAMES)), weirdValue, { maxKeys: 2 }),
-    fc.boolean(),
+  .constantFrom(...OPERATIONS)
+  .chain((operationId) =>
+    fc.tuple(
+      fc.constant(operationId),
+      fc.record(Object.fromEntries(OWN_VARIABLES[operationId].map((name) => [name, variableValue[name]])), { requiredKeys: [] }),
+      fc.dictionary(fc.oneof(fc.string(), fc.constantFrom(...VARIABLE_NAMES)), weirdValue, { maxKeys: 2 }),
+      fc.boolean().chain((extra) => (extra ? fc.boolean() : fc.constant(false))),
+    ),
   )
   .map(([operationId, typed, extra, addExtra]) => ({
     operationId,
