@@ -81,7 +81,8 @@ export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Se
         if (empty) return refuse(reply, empty);
       }
       response.headers.forEach((value, key) => reply.header(key, value));
-      if (response.headers.get('content-type')?.startsWith('text/html')) reply.header('Content-Security-Policy', GRAPHIQL_CONTENT_SECURITY_POLICY);
+      if (response.headers.get('content-type')?.startsWith('text/html'))
+        reply.header('Content-Security-Policy', GRAPHIQL_CONTENT_SECURITY_POLICY);
       reply.status(response.status);
       return reply.send(response.body);
     },

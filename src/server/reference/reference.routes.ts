@@ -101,7 +101,10 @@ export function registerReferenceRoutes(app: FastifyInstance, sources: () => Ope
     reply.type('text/html; charset=utf-8').header('Content-Security-Policy', DOCS_CONTENT_SECURITY_POLICY).send(DOCS_PAGE),
   );
   app.get('/docs/scalar.js', async (_request, reply) =>
-    reply.type('text/javascript; charset=utf-8').header('Cache-Control', ASSET_MAX_AGE).send(await loadScalarBundle()),
+    reply
+      .type('text/javascript; charset=utf-8')
+      .header('Cache-Control', ASSET_MAX_AGE)
+      .send(await loadScalarBundle()),
   );
   app.get('/docs/init.js', async (_request, reply) =>
     reply.type('text/javascript; charset=utf-8').header('Cache-Control', ASSET_MAX_AGE).send(DOCS_INIT),
