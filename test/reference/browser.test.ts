@@ -4,10 +4,10 @@
  * and recorded, as is every Content-Security-Policy violation and page error: each test fails on
  * any. Screenshots go to test/.output/ (gitignored).
  */
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRAPHIQL_KEY_NOTE } from '../../src/server/graphql/yoga.js';
-import { isolatedPage, launchChromium, screenshot, type IsolatedPage } from '../support/browser.js';
+import { isolatedPage, launchChromium, screenshot } from '../support/browser.js';
 import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
 
 const UI_TIMEOUT = 60_000;
@@ -16,7 +16,6 @@ let service: TestService;
 let browser: Browser;
 let origin: string;
 let user: Provisioned;
-const opened: IsolatedPage[] = [];
 
 beforeAll(async () => {
   service = await startService();
@@ -31,38 +30,36 @@ afterAll(async () => {
   await service?.close();
 });
 
-async function open(path: string): Promise<IsolatedPage> {
+/**
+ * Opens `path` in a fresh isolated context, runs the steps, screenshots the page whatever
+ * happened, then checks that nothing was asked of another host and no policy was broken.
+ */
+async function inPage(path: string, screenshotName: string, steps: (page: Page) => Promise<void>) {
   const isolated = await isolatedPage(browser, origin);
-  opened.push(isolated);
-  await isolated.page.goto(`${service.baseUrl}${path}`, { timeout: UI_TIMEOUT });
-  return isolated;
-}
-
-/** Nothing was asked of another host, and the page broke none of its policy. */
-function expectSelfContained(isolated: IsolatedPage) {
+  const { page } = isolated;
+  try {
+    await page.goto(`${service.baseUrl}${path}`, { timeout: UI_TIMEOUT });
+    await steps(page);
+  } finally {
+    await screenshot(page, screenshotName);
+  }
   expect(isolated.foreignRequests, 'requests to other hosts').toEqual([]);
   expect(isolated.problems, 'CSP violations and page errors').toEqual([]);
+  await isolated.context.close();
 }
 
 describe('GET /docs in a browser', () => {
   it(
     'renders the API reference from /openapi.json with the skip trace route and listNotifications, loading nothing from another host',
-    async () => {
-      const docs = await open('/docs');
-      const { page } = docs;
-      try {
+    () =>
+      inPage('/docs', 'docs', async (page) => {
         // The gateway's section opens first: its operations table names every operationId.
         await page.getByText('listNotifications').first().waitFor({ state: 'visible', timeout: UI_TIMEOUT });
         // The skip trace section renders when its group is opened in the sidebar.
         await page.getByText('Skip trace', { exact: true }).first().click({ timeout: UI_TIMEOUT });
         await page.getByText('/api/v1/skiptrace', { exact: true }).first().waitFor({ state: 'visible', timeout: UI_TIMEOUT });
         await page.getByText('Traces the owners of a street address').first().waitFor({ state: 'visible', timeout: UI_TIMEOUT });
-      } finally {
-        await screenshot(page, 'docs');
-      }
-      expectSelfContained(docs);
-      await docs.context.close();
-    },
+      }),
     3 * UI_TIMEOUT,
   );
 });
@@ -70,10 +67,8 @@ describe('GET /docs in a browser', () => {
 describe('GraphiQL in a browser', () => {
   it(
     'shows where the key goes, runs a query with a key typed into its headers tab and shows the result, loading nothing from another host',
-    async () => {
-      const graphiql = await open('/graphql');
-      const { page } = graphiql;
-      try {
+    () =>
+      inPage('/graphql', 'graphiql', async (page) => {
         await page.getByText(GRAPHIQL_KEY_NOTE).first().waitFor({ state: 'visible', timeout: UI_TIMEOUT });
         await page.locator('button[data-name="headers"]').click({ timeout: UI_TIMEOUT });
         // The section holds the variables and the headers editors; the other one is hidden.
@@ -90,12 +85,7 @@ describe('GraphiQL in a browser', () => {
           .toContain('Browser test notification');
         const shown = (await result.innerText()).replace(/\u00a0/g, ' ');
         expect(shown).toMatch(/"total": 1\b/);
-      } finally {
-        await screenshot(page, 'graphiql');
-      }
-      expectSelfContained(graphiql);
-      await graphiql.context.close();
-    },
+      }),
     3 * UI_TIMEOUT,
   );
 });

@@ -39,12 +39,11 @@ export async function isolatedPage(browser: Browser, origin: string): Promise<Is
     foreignRequests.push(url);
     return route.abort('blockedbyclient');
   });
-  // Requests route() does not see (workers, websockets) still show up here.
+  // Requests route() may not see (from workers) still show up here.
   context.on('request', (request) => {
     const url = request.url();
     if (!/^(data|blob|about):/.test(url) && new URL(url).origin !== origin && !foreignRequests.includes(url)) foreignRequests.push(url);
   });
-  context.on('websocket' as never, () => {});
   const page = await context.newPage();
   page.on('console', (message) => {
     if (message.type() === 'error' && /Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());

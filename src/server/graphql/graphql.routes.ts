@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../graphql/context.js';
 import { admitRequest, anyCaller, credentialGuard, rateLimitMessage } from '../credential-guard.js';
 import { GRAPHQL_BODY_LIMIT_BYTES } from '../../infra/http/server.js';
+import { selfOnlyContentSecurityPolicy } from '../../infra/http/content-security-policy.js';
 import {
   graphqlRefusal,
   refusalOf,
@@ -14,22 +15,8 @@ import {
 import { printedSchema } from '../schema.js';
 import type { Yoga } from './yoga.js';
 
-/**
- * GraphiQL's page (yoga.ts) may talk only to this service: its script and styles are inline and
- * its editor workers are blobs, but nothing may be loaded from, or sent to, another host.
- */
-const GRAPHIQL_CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self' 'unsafe-inline'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "worker-src 'self' blob:",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+/** GraphiQL's page (yoga.ts): its script, styles, workers and favicon are inline, and nothing else may load. */
+const GRAPHIQL_CONTENT_SECURITY_POLICY = selfOnlyContentSecurityPolicy({ inlineScripts: true });
 
 /**
  * `POST /graphql` for internal tools (and GraphiQL outside production), and `GET /schema.graphql`.

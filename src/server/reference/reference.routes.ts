@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { allowOnly } from '../../infra/http/server.js';
+import { selfOnlyContentSecurityPolicy } from '../../infra/http/content-security-policy.js';
 import type { DocumentedRoute } from './documented-route.js';
 import { buildOpenApiDocument, type OpenApiSources } from './openapi.js';
 
@@ -20,22 +21,8 @@ const FOREIGN_FONT_FACE = /@font-face \{[^}]*?https?:\/\/[^}]*?\}/g;
 let scalarBundle: Promise<string> | undefined;
 const loadScalarBundle = () => (scalarBundle ??= readFile(SCALAR_BUNDLE, 'utf8').then((text) => text.replace(FOREIGN_FONT_FACE, '')));
 
-/**
- * The page may load only from this service: scripts from files (no inline script), Scalar's own
- * injected styles, and its requests to this origin (the document, "test request").
- */
-export const DOCS_CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "worker-src 'self' blob:",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+/** The page and its two scripts are files of this service (no inline script); nothing else may load. */
+export const DOCS_CONTENT_SECURITY_POLICY = selfOnlyContentSecurityPolicy();
 
 const DOCS_PAGE = `<!doctype html>
 <html lang="en">
