@@ -11,6 +11,15 @@ export interface KeysetPosition {
 /** Binds a cursor to the list it pages (e.g. one caller's feed), so a cursor of another list is refused. */
 const listTag = (list: string) => createHash('sha256').update(list).digest('base64url').slice(0, 10);
 
+/**
+ * What every cursor this service issues looks like, for the published JSON Schemas: base64url
+ * (unpadded) of `[millis,"uuid","tag"]`, whose JSON is 55 to 69 bytes (millis has 1 to 15
+ * characters within the stored range), so 74 to 92 characters, the first one `W` (from `[`).
+ */
+export const KEYSET_CURSOR_PATTERN = '^W[A-Za-z0-9_-]{73,91}$';
+export const KEYSET_CURSOR_DESCRIPTION =
+  'An opaque token issued by the server (nextCursor of the previous page); only a cursor of this listing is accepted.';
+
 /** An opaque cursor: the position, tagged with the list it belongs to. */
 export function encodeKeysetCursor(list: string, position: KeysetPosition): string {
   return Buffer.from(JSON.stringify([position.createdAt.getTime(), position.id, listTag(list)])).toString('base64url');

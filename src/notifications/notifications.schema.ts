@@ -1,5 +1,7 @@
 import { builder } from '../graphql/builder.js';
 import { constraints } from '../graphql/constraints.js';
+import { KEYSET_CURSOR_DESCRIPTION, KEYSET_CURSOR_PATTERN } from '../common/keyset-cursor.js';
+import { NOT_A_FEED_CURSOR } from './cursor.js';
 import { NotificationType } from './notification.entity.js';
 import {
   FEED_LIMIT,
@@ -86,7 +88,10 @@ builder.queryFields((t) => ({
         ...constraints({ maxLength: SEARCH_TERM_MAX_LENGTH }),
       }),
       limit: t.arg.int({ defaultValue: FEED_LIMIT.default, ...constraints({ minimum: FEED_LIMIT.min, maximum: FEED_LIMIT.max }) }),
-      cursor: t.arg.string({ description: 'nextCursor of the previous page.' }),
+      cursor: t.arg.string({
+        description: KEYSET_CURSOR_DESCRIPTION,
+        ...constraints({ pattern: KEYSET_CURSOR_PATTERN }, { pattern: NOT_A_FEED_CURSOR }),
+      }),
     },
     resolve: (_root, args, ctx) => listNotifications(ctx.db.sql, ctx.principal.userId, args),
   }),

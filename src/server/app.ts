@@ -5,7 +5,7 @@ import { createLogger } from '../infra/logger.js';
 import type { Config } from '../infra/config.js';
 import { openDatabase, type Database } from '../infra/database/orm.js';
 import { allowOnly, createHttpServer } from '../infra/http/server.js';
-import { registerHealthRoutes } from '../infra/http/health.routes.js';
+import { healthReference, registerHealthRoutes } from '../infra/http/health.routes.js';
 import { createAuthenticator } from '../auth/authenticate.js';
 import { createRateWindows } from '../auth/rate-windows.js';
 import { schema } from './schema.js';
@@ -13,8 +13,9 @@ import { createYogaServer } from './graphql/yoga.js';
 import { createOperationExecutor } from './rest/operation-executor.js';
 import { registerGraphqlRoutes } from './graphql/graphql.routes.js';
 import { buildOperationRegistry } from './gateway/operation-registry.js';
-import { registerDiscoveryRoutes } from './gateway/discovery.routes.js';
-import { registerRestRoute } from './rest/rest-route.js';
+import { discoveryReference, registerDiscoveryRoutes } from './gateway/discovery.routes.js';
+import { registerRestRoute, registeredRestRoutes } from './rest/rest-route.js';
+import { referenceRoutesReference, registerReferenceRoutes } from './reference/reference.routes.js';
 import { gatewayCallRoute } from './rest/routes/gateway-call.route.js';
 import { skipTraceRoute } from './rest/routes/skip-trace.route.js';
 import type { Services } from '../graphql/context.js';
@@ -24,7 +25,7 @@ import type { SkipTraceProvider } from '../skip-trace/providers/provider.js';
 import { createRecordsProvider } from '../skip-trace/providers/records-provider.js';
 import { createSkipTraceAdmission } from '../skip-trace/admission.js';
 import { createSkipTraceMetrics } from '../skip-trace/skip-trace.metrics.js';
-import { createMetricsRegistry, registerHttpMetrics, registerMetricsRoute } from './metrics.js';
+import { createMetricsRegistry, metricsReference, registerHttpMetrics, registerMetricsRoute } from './metrics.js';
 
 function createProvider(config: Config, log: pino.Logger, database: Database): SkipTraceProvider {
   const provider = config.skipTrace.provider;
@@ -99,6 +100,11 @@ export async function buildApp(
   allowOnly(http, '/schema.graphql', ['GET']);
   allowOnly(http, '/healthz', ['GET']);
   allowOnly(http, '/readyz', ['GET']);
+  // The API reference documents every REST route registered above (and any registered later).
+  registerReferenceRoutes(http, () => ({
+    restRoutes: registeredRestRoutes(http),
+    documentedRoutes: [...discoveryReference, ...healthReference, metricsReference, ...referenceRoutesReference],
+  }));
 
   return {
     http,

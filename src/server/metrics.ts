@@ -1,3 +1,4 @@
+import type { DocumentedRoute } from './reference/documented-route.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import type pg from 'pg';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
@@ -94,6 +95,17 @@ export function registerHttpMetrics(
 }
 
 /** `GET /metrics`: the registry in Prometheus text format, for the platform token only. */
+/** `/metrics` as the API reference documents it. */
+export const metricsReference: DocumentedRoute = {
+  method: 'GET',
+  path: '/metrics',
+  summary: 'Prometheus metrics of this instance (text format), for the platform token.',
+  tag: 'Service',
+  credential: 'platform token',
+  rateLimited: true,
+  responses: { 200: { description: 'Prometheus text format.', mediaType: 'text/plain', schema: { type: 'string' } } },
+};
+
 export function registerMetricsRoute(app: FastifyInstance, services: Services) {
   app.get('/metrics', {
     onRequest: credentialGuard({ services, accepts: (principal): principal is PlatformPrincipal => principal.type === 'platform' }),

@@ -1,8 +1,14 @@
-import { Ajv } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Kind, buildSchema, parse } from 'graphql';
 import type { GraphQLArgument, GraphQLInputField, GraphQLInputObjectType, OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { fragmentsOf, resultJsonSchema, variablesJsonSchema } from '../../src/server/rest/json-schema.js';
+import {
+  fragmentsOf,
+  JSON_SCHEMA_DIALECT,
+  NUL_FREE_PATTERN,
+  resultJsonSchema,
+  variablesJsonSchema,
+} from '../../src/server/rest/json-schema.js';
 import type { JsonSchema } from '../../src/server/rest/json-schema.js';
 
 const schema = buildSchema(/* GraphQL */ `
@@ -98,7 +104,7 @@ function op(source: string): OperationDefinitionNode {
   return def as OperationDefinitionNode;
 }
 
-const ajv = new Ajv({ strict: false, allErrors: true });
+const ajv = new Ajv2020({ strict: false, allErrors: true });
 const validator = (s: JsonSchema) => {
   const validate = ajv.compile(s);
   return (value: unknown) => validate(value);
@@ -130,12 +136,12 @@ describe('variablesJsonSchema', () => {
       maxItems: 3,
       items: { type: 'string', enum: ['LEAD_ASSIGNED', 'TASK_DUE', 'SYSTEM'] },
     });
-    expect(p.filter).toEqual({ anyOf: [{ $ref: '#/definitions/NotificationFilter' }, { type: 'null' }] });
+    expect(p.filter).toEqual({ anyOf: [{ $ref: '#/$defs/NotificationFilter' }, { type: 'null' }] });
   });
 
-  it('puts reachable input objects in definitions, including recursive ones', () => {
+  it('puts reachable input objects in $defs, including recursive ones', () => {
     const s = variablesJsonSchema(schema, FEED);
-    const defs = s.definitions as Record<string, JsonSchema>;
+    const defs = s.$defs as Record<string, JsonSchema>;
     expect(Object.keys(defs)).toEqual(['NotificationFilter']);
     expect(defs.NotificationFilter).toEqual({
       type: 'object',
@@ -148,8 +154,8 @@ describe('variablesJsonSchema', () => {
           items: { type: 'string', enum: ['LEAD_ASSIGNED', 'TASK_DUE', 'SYSTEM'] },
         },
         since: { type: ['string', 'null'], format: 'date-time' },
-        search: { type: ['string', 'null'], maxLength: 200 },
-        and: { type: ['array', 'null'], items: { $ref: '#/definitions/NotificationFilter' } },
+        search: { type: ['string', 'null'], pattern: NUL_FREE_PATTERN, maxLength: 200 },
+        and: { type: ['array', 'null'], items: { $ref: '#/$defs/NotificationFilter' } },
         limitPerKind: { type: ['integer', 'null'], minimum: -2147483648, maximum: 2147483647, default: 5 },
       },
     });
@@ -174,7 +180,13 @@ describe('variablesJsonSchema', () => {
 
   it('requires non-null variables without default', () => {
     const s = variablesJsonSchema(schema, op(`query ($id: ID!) { notification(id: $id) { id } }`));
-    expect(s).toEqual({ type: 'object', additionalProperties: false, properties: { id: { type: 'string' } }, required: ['id'] });
+    expect(s).toEqual({
+      $schema: JSON_SCHEMA_DIALECT,
+      type: 'object',
+      additionalProperties: false,
+      properties: { id: { type: 'string', pattern: NUL_FREE_PATTERN } },
+      required: ['id'],
+    });
     const ok = validator(s);
     expect(ok({ id: 'n1' })).toBe(true);
     expect(ok({})).toBe(false);
@@ -187,7 +199,7 @@ describe('variablesJsonSchema', () => {
       type: 'array',
       minItems: 1,
       maxItems: 500,
-      items: { type: 'string', maxLength: 64 },
+      items: { type: 'string', pattern: NUL_FREE_PATTERN, maxLength: 64 },
     });
     const ok = validator(s);
     expect(ok({ ids: ['a', 'b'] })).toBe(true);
@@ -199,7 +211,7 @@ describe('variablesJsonSchema', () => {
 
   it('merges constraints of an input field the variable is passed to directly', () => {
     const s = variablesJsonSchema(schema, op(`query ($q: String) { notifications(filter: { search: $q }) { total } }`));
-    expect((s.properties as Record<string, JsonSchema>).q).toEqual({ type: ['string', 'null'], maxLength: 200 });
+    expect((s.properties as Record<string, JsonSchema>).q).toEqual({ type: ['string', 'null'], pattern: NUL_FREE_PATTERN, maxLength: 200 });
     expect(validator(s)({ q: 'x'.repeat(201) })).toBe(false);
   });
 
@@ -215,11 +227,11 @@ describe('variablesJsonSchema', () => {
       skipTrace(input: $input) { id } lead(ref: $ref) { id } }`),
     );
     expect((s.properties as Record<string, JsonSchema>).input).toEqual({
-      allOf: [{ $ref: '#/definitions/SkipTraceInput' }],
+      allOf: [{ $ref: '#/$defs/SkipTraceInput' }],
       description: 'Person to trace',
     });
-    expect((s.properties as Record<string, JsonSchema>).ref).toEqual({ $ref: '#/definitions/LeadRef' });
-    const defs = s.definitions as Record<string, JsonSchema>;
+    expect((s.properties as Record<string, JsonSchema>).ref).toEqual({ $ref: '#/$defs/LeadRef' });
+    const defs = s.$defs as Record<string, JsonSchema>;
     expect(defs.SkipTraceInput.required).toEqual(['firstName', 'address']);
     expect(Object.keys(defs)).toEqual(['SkipTraceInput', 'AddressInput', 'LeadRef']);
     const ok = validator(s);
@@ -281,6 +293,7 @@ describe('resultJsonSchema', () => {
 
   it('describes the data object with aliases, nested objects and lists', () => {
     expect(resultJsonSchema(schema, FEED_RESULT)).toEqual({
+      $schema: JSON_SCHEMA_DIALECT,
       type: 'object',
       additionalProperties: false,
       properties: { feed: connection },
@@ -289,7 +302,7 @@ describe('resultJsonSchema', () => {
   });
 
   it('returns the single root field value with rootField', () => {
-    expect(resultJsonSchema(schema, FEED_RESULT, { rootField: true })).toEqual(connection);
+    expect(resultJsonSchema(schema, FEED_RESULT, { rootField: true })).toEqual({ $schema: JSON_SCHEMA_DIALECT, ...connection });
     const two = op(`{ a: notification(id: "1") { id } b: notification(id: "2") { id } }`);
     expect(Object.keys(resultJsonSchema(schema, two, { rootField: true }).properties as object)).toEqual(['a', 'b']);
   });

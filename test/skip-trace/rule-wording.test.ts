@@ -6,13 +6,13 @@
  * rules' own messages stay out of the published JSON Schemas.
  */
 import { randomUUID } from 'node:crypto';
-import { Ajv } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNKNOWN_FIELD } from '../../src/common/detail-messages.js';
 import { NUL_DETAIL } from '../../src/common/nul.js';
 import { schema } from '../../src/server/schema.js';
-import { variablesJsonSchema } from '../../src/server/rest/json-schema.js';
+import { NUL_FREE_PATTERN, variablesJsonSchema } from '../../src/server/rest/json-schema.js';
 import { RULE_MESSAGES } from '../../src/skip-trace/input-rules.js';
 import { checkPropertyRecord } from '../../src/skip-trace/records/property-records.validation.js';
 import { startService, type TestService } from '../support/harness.js';
@@ -185,7 +185,7 @@ describe('one wording per actor rule, on every route', () => {
 
 describe("the rules' own messages and the published schemas", () => {
   const operation = parse(SKIP_TRACE).definitions[0] as OperationDefinitionNode;
-  const strictAjv = () => new Ajv({ formats: { 'date-time': true }, logger: false });
+  const strictAjv = () => new Ajv2020({ formats: { 'date-time': true }, logger: false });
 
   it("emits errorMessage only for the server's own validator", () => {
     const published = variablesJsonSchema(schema, operation);
@@ -193,8 +193,12 @@ describe("the rules' own messages and the published schemas", () => {
     expect(() => strictAjv().compile(published)).not.toThrow();
 
     const own = variablesJsonSchema(schema, operation, { errorMessages: true });
-    const address = (own.definitions as Record<string, { properties: Record<string, Record<string, unknown>> }>).SkipTraceAddressInput;
-    expect(address.properties.zip).toMatchObject({ pattern: expect.any(String), errorMessage: { pattern: RULE_MESSAGES.zip } });
+    const address = (own.$defs as Record<string, { properties: Record<string, Record<string, unknown>> }>).SkipTraceAddressInput;
+    // The ZIP's own pattern sits beside the rule every string meets (no U+0000), each with its message.
+    expect(address.properties.zip).toMatchObject({
+      pattern: NUL_FREE_PATTERN,
+      allOf: [{ pattern: expect.any(String), errorMessage: { pattern: RULE_MESSAGES.zip } }],
+    });
     expect(address.properties.state).toMatchObject({ errorMessage: { minLength: RULE_MESSAGES.state, maxLength: RULE_MESSAGES.state } });
     // Standard JSON Schema it is not: a default (strict) Ajv refuses the keyword.
     expect(() => strictAjv().compile(own)).toThrow(/errorMessage/);

@@ -18,3 +18,39 @@ export function registerHealthRoutes(app: FastifyInstance, services: { sql: Sql;
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks });
   });
 }
+
+const CHECKS = { type: 'string', enum: ['ok', 'down', 'not configured'] };
+const READINESS = {
+  type: 'object',
+  required: ['status', 'checks'],
+  properties: {
+    status: { type: 'string', enum: ['ready', 'not ready'] },
+    checks: { type: 'object', required: ['database', 'redis'], properties: { database: CHECKS, redis: CHECKS } },
+  },
+};
+
+/** The health routes as the API reference documents them (server/reference/documented-route.ts's shape). */
+export const healthReference = [
+  {
+    method: 'GET',
+    path: '/healthz',
+    summary: 'The process is up. Public.',
+    tag: 'Service',
+    responses: {
+      200: {
+        description: 'Up.',
+        schema: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } },
+      },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/readyz',
+    summary: 'Ready for traffic: migrations done, the database and Redis (when configured) answer. Public.',
+    tag: 'Service',
+    responses: {
+      200: { description: 'Ready.', schema: READINESS },
+      503: { description: 'Not ready: a backend does not answer.', schema: READINESS },
+    },
+  },
+] as const;

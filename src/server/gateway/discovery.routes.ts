@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../common/errors.js';
 import { allowOnly } from '../../infra/http/server.js';
+import type { JsonSchema } from '../rest/json-schema.js';
+import type { DocumentedRoute } from '../reference/documented-route.js';
 import type { GatewayOperation, OperationRegistry } from './operation-registry.js';
 
 const describe = (op: GatewayOperation) => ({
@@ -24,3 +26,54 @@ export function registerDiscoveryRoutes(app: FastifyInstance, registry: Operatio
   allowOnly(app, '/api/v1/operations', ['GET']);
   allowOnly(app, '/api/v1/operations/:operationId', ['GET']);
 }
+
+const OPERATION_DESCRIPTION: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['operationId', 'scope', 'type', 'description', 'document', 'variables', 'result'],
+  properties: {
+    operationId: { type: 'string' },
+    scope: { type: 'string', enum: ['READ', 'WRITE', 'ADMIN'] },
+    type: { type: 'string', enum: ['query', 'mutation', 'subscription'] },
+    description: { type: 'string' },
+    document: { type: 'string', description: 'The persisted GraphQL document the operation runs.' },
+    variables: { type: 'object', description: 'The JSON Schema (draft 2020-12) of `variables`.' },
+    result: { type: 'object', description: 'The JSON Schema (draft 2020-12) of `data`.' },
+  },
+};
+
+/** The discovery routes, as the API reference documents them. */
+export const discoveryReference: readonly DocumentedRoute[] = [
+  {
+    method: 'GET',
+    path: '/api/v1/operations',
+    summary: "The gateway's operations, with their JSON Schemas. Public.",
+    tag: 'Notifications gateway',
+    responses: {
+      200: {
+        description: 'Every operation.',
+        schema: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['operations'],
+          properties: { operations: { type: 'array', items: { $ref: '#/$defs/OperationDescription' } } },
+          $defs: { OperationDescription: OPERATION_DESCRIPTION },
+        },
+      },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/operations/{operationId}',
+    summary: 'One gateway operation, with its JSON Schemas. Public.',
+    tag: 'Notifications gateway',
+    pathParameters: { operationId: { description: 'An operationId of `GET /api/v1/operations`.', schema: { type: 'string' } } },
+    responses: {
+      200: {
+        description: 'The operation.',
+        schema: { $ref: '#/$defs/OperationDescription', $defs: { OperationDescription: OPERATION_DESCRIPTION } },
+      },
+    },
+    errors: ['unknown_operation'],
+  },
+];

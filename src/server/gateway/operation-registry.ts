@@ -1,7 +1,7 @@
 import { parse, validate, type GraphQLSchema } from 'graphql';
 import type { Scope } from '../../graphql/principal.js';
-import { fragmentsOf, resultJsonSchema, type JsonSchema } from '../rest/json-schema.js';
-import { operationOf, prepareOperation, type RestOperation } from '../rest/rest-route.js';
+import type { JsonSchema } from '../rest/json-schema.js';
+import { prepareOperation, type RestOperation } from '../rest/rest-route.js';
 import { persistedDocuments } from './persisted-documents.js';
 
 /** One gateway operation: a persisted document, described entirely from the schema. */
@@ -48,7 +48,7 @@ export function buildOperationRegistry(schema: GraphQLSchema) {
       text,
       documentId,
       prepared,
-      result: resultJsonSchema(schema, operationOf(document), { rootField: true, fragments: fragmentsOf(document) }),
+      result: prepared.result,
     });
   }
   return operations;

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../graphql/context.js';
 import { admitRequest, anyCaller, credentialGuard, rateLimitMessage } from '../credential-guard.js';
 import { GRAPHQL_BODY_LIMIT_BYTES } from '../../infra/http/server.js';
+import { selfOnlyContentSecurityPolicy } from '../../infra/http/content-security-policy.js';
 import {
   graphqlRefusal,
   refusalOf,
@@ -13,6 +14,9 @@ import {
 } from './graphql-errors.js';
 import { printedSchema } from '../schema.js';
 import type { Yoga } from './yoga.js';
+
+/** GraphiQL's page (yoga.ts): its script, styles, workers and favicon are inline, and nothing else may load. */
+const GRAPHIQL_CONTENT_SECURITY_POLICY = selfOnlyContentSecurityPolicy({ inlineScripts: true });
 
 /**
  * `POST /graphql` for internal tools (and GraphiQL outside production), and `GET /schema.graphql`.
@@ -64,6 +68,8 @@ export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Se
         if (empty) return refuse(reply, empty);
       }
       response.headers.forEach((value, key) => reply.header(key, value));
+      if (response.headers.get('content-type')?.startsWith('text/html'))
+        reply.header('Content-Security-Policy', GRAPHIQL_CONTENT_SECURITY_POLICY);
       reply.status(response.status);
       return reply.send(response.body);
     },

@@ -1,6 +1,7 @@
 import { GraphQLError, type DocumentNode } from 'graphql';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type GraphiQLOptions, type YogaServerInstance } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { LRUCache } from 'lru-cache';
 import { createContext, type Context, type RequestContext, type Services } from '../../graphql/context.js';
 import { maskError, useContractErrorCodes } from './graphql-errors.js';
@@ -38,11 +39,40 @@ function boundedParseCaches() {
   return { documentCache, errorCache, validationCache: true };
 }
 
+/**
+ * GraphiQL, outside production, with every asset in the page itself (@graphql-yoga/render-graphiql
+ * inlines its script, styles, editor workers and favicon): nothing is loaded from another host, so
+ * it works offline and a key typed into it goes nowhere else. The page is the same for everyone,
+ * so it is rendered once (it weighs a few MB).
+ */
+export const GRAPHIQL_KEY_NOTE = 'Put your key in the Headers tab below';
+const GRAPHIQL_OPTIONS = {
+  title: 'CRM developer API: GraphiQL',
+  defaultQuery: `# ${GRAPHIQL_KEY_NOTE}:
+#   {"Authorization": "Bearer gk_..."}
+# (a gateway key gk_…, a skip trace key stk_…, or the platform token).
+# Keys are secrets: use this page on your own machine only.
+
+query Feed {
+  notifications(limit: 5) {
+    total
+    notifications { id notificationType title isSeen createdAt }
+  }
+}
+`,
+  // Open at the headers tab, which is where the key goes; headers are never written to storage.
+  defaultEditorToolsVisibility: 'headers' as const,
+  shouldPersistHeaders: false,
+};
+let graphiqlPage: string | undefined;
+const renderLocalGraphiQL = (options: GraphiQLOptions) => (graphiqlPage ??= renderGraphiQL(options));
+
 export function createYogaServer(services: Services): Yoga {
   return createYoga<RequestContext, Context>({
     schema,
     graphqlEndpoint: '/graphql',
-    graphiql: services.config.env !== 'production',
+    graphiql: services.config.env !== 'production' && GRAPHIQL_OPTIONS,
+    renderGraphiQL: renderLocalGraphiQL,
     landingPage: false,
     logging: services.log.child({ component: 'yoga' }),
     context: (request) =>

@@ -1,11 +1,12 @@
 /**
- * Derives draft-07 JSON Schemas for a GraphQL operation's variables and result.
+ * Derives JSON Schemas (draft 2020-12) for a GraphQL operation's variables and result.
  *
  * The schemas are generated from the GraphQLSchema (never hand-written) so the
- * discovery endpoint and gateway request validation cannot drift from the API.
- * Output is meant for Ajv 8 (`strict: false`); no `$schema` is emitted so the
- * schemas can be embedded in larger documents. Only standard keywords are emitted, except
- * `errorMessage` when the server's own validator asks for it (`errorMessages`).
+ * discovery endpoint, the OpenAPI document and gateway request validation cannot drift from the
+ * API. Each declares its dialect (`$schema`) and keeps the input objects it uses under `$defs`;
+ * a default `Ajv2020` with `ajv-formats` compiles every one in strict mode. Only standard
+ * keywords are emitted, except `errorMessage` when the server's own validator asks for it
+ * (`errorMessages`).
  */
 import {
   GraphQLNonNull,
@@ -44,6 +45,11 @@ import type {
   SelectionNode,
   SelectionSetNode,
 } from 'graphql';
+import { NUL_DETAIL } from '../../common/nul.js';
+
+export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+/** The service refuses U+0000 in every string it is sent (common/nul.ts): PostgreSQL text cannot hold it. */
+export const NUL_FREE_PATTERN = '^[^\\u0000]*$';
 
 export type JsonSchema = Record<string, unknown>;
 /** Fragment definitions by name; required only when the operation uses fragment spreads. */
@@ -81,6 +87,13 @@ const SCALARS: Record<string, JsonSchema> = {
   Boolean: { type: 'boolean' },
   DateTime: { type: 'string', format: 'date-time' },
 };
+
+/** An input leaf: output leaves plus the rules every input string meets. */
+function inputLeafSchema(type: GraphQLNamedType, errorMessages: boolean): JsonSchema {
+  const s = leafSchema(type);
+  if (s.type !== 'string' || s.enum || s.format) return s;
+  return { ...s, pattern: NUL_FREE_PATTERN, ...(errorMessages && { errorMessage: { pattern: NUL_DETAIL } }) };
+}
 
 function leafSchema(type: GraphQLNamedType): JsonSchema {
   if (isEnumType(type)) return { type: 'string', enum: type.getValues().map((v) => v.name) };
@@ -141,7 +154,7 @@ function wordKeyword(target: JsonSchema, k: string, message: unknown): void {
 function withKeywords(s: JsonSchema, extra: JsonSchema, messages?: JsonSchema): JsonSchema {
   const entries = Object.entries(extra).filter(([, v]) => v !== undefined);
   if (!entries.length) return s;
-  // Draft-07 validators ignore siblings of `$ref`, so move the `$ref` under `allOf` first.
+  // Draft-07 validators ignored siblings of `$ref`; under `allOf` the schema reads the same in any dialect.
   const out: JsonSchema = typeof s.$ref === 'string' ? { allOf: [{ $ref: s.$ref }] } : { ...s };
   for (const [k, v] of entries) {
     const cur = out[k];
@@ -198,9 +211,9 @@ interface InputDefinitions {
 }
 
 function inputNamed(type: GraphQLNamedType, inputs: InputDefinitions): JsonSchema {
-  if (!isInputObjectType(type)) return leafSchema(type);
+  if (!isInputObjectType(type)) return inputLeafSchema(type, inputs.errorMessages);
   if (!inputs.defs[type.name]) defineInput(type, inputs);
-  return { $ref: `#/definitions/${type.name}` };
+  return { $ref: `#/$defs/${type.name}` };
 }
 
 function defineInput(type: GraphQLInputObjectType, inputs: InputDefinitions): void {
@@ -287,9 +300,9 @@ export function variablesJsonSchema(
     properties[name] = s;
     if (isRequired) required.push(name);
   }
-  const out: JsonSchema = { type: 'object', additionalProperties: false, properties };
+  const out: JsonSchema = { $schema: JSON_SCHEMA_DIALECT, type: 'object', additionalProperties: false, properties };
   if (required.length) out.required = required;
-  if (Object.keys(definitions).length) out.definitions = definitions;
+  if (Object.keys(definitions).length) out.$defs = definitions;
   return out;
 }
 
@@ -376,5 +389,5 @@ export function resultJsonSchema(
   const data = objectSchema(schema, root, [operation.selectionSet], opts.fragments);
   const props = data.properties as Record<string, JsonSchema>;
   const keys = Object.keys(props);
-  return opts.rootField && keys.length === 1 ? props[keys[0]] : data;
+  return { $schema: JSON_SCHEMA_DIALECT, ...(opts.rootField && keys.length === 1 ? props[keys[0]] : data) };
 }

@@ -8,7 +8,8 @@ import type { ClientWatch } from '../../infra/http/client-watch.js';
 import { allowOnly } from '../../infra/http/server.js';
 import { credentialGuard } from '../credential-guard.js';
 import type { OperationExecutor } from './operation-executor.js';
-import { fragmentsOf } from './json-schema.js';
+import { fragmentsOf, resultJsonSchema, type JsonSchema } from './json-schema.js';
+import type { ErrorKind } from '../../common/errors.js';
 import { variablesValidator, type VariablesValidator } from './variables.js';
 
 /** A GraphQL document a REST route runs, checked against the schema and prepared at start-up. */
@@ -19,6 +20,8 @@ export interface RestOperation {
   /** Its one root field, whose value the route answers with. */
   rootField: string;
   variables: VariablesValidator;
+  /** The JSON Schema of its root field's value, as discovery and the API reference publish it. */
+  result: JsonSchema;
 }
 
 export const operationOf = (document: DocumentNode): OperationDefinitionNode => {
@@ -39,7 +42,44 @@ export function prepareOperation(schema: GraphQLSchema, document: DocumentNode):
     document,
     rootField: fields[0].name.value,
     variables: variablesValidator(schema, operation, fragmentsOf(document)),
+    result: resultJsonSchema(schema, operation, { rootField: true, fragments: fragmentsOf(document) }),
   };
+}
+
+/**
+ * What the API reference (`GET /openapi.json`, server/reference/) says of a route beyond its
+ * method, path, summary and credential. Schemas are JSON Schemas as json-schema.ts derives them
+ * (their `$defs` become shared components); `#/components/schemas/<name>` refers to `components`.
+ */
+export interface RouteReference {
+  /** Longer text (Markdown) under the summary. */
+  description?: string;
+  /** The JSON body. */
+  body?: JsonSchema;
+  /** The query parameters: an object schema, one property per parameter. */
+  query?: JsonSchema;
+  /** The 200 body (JSON). */
+  response?: JsonSchema;
+  /** Other media types a 200 may take (e.g. `text/event-stream`), by media type. */
+  streams?: Record<string, { description: string; schema?: JsonSchema }>;
+  /** Request headers the route reads besides Authorization and X-Request-Id (e.g. `Idempotency-Key`). */
+  requestHeaders?: Record<string, { description: string; required?: boolean; schema?: JsonSchema }>;
+  /** Headers of its 200 besides the rate-limit headers and X-Request-Id. */
+  responseHeaders?: Record<string, { description: string; schema?: JsonSchema }>;
+  /** Errors the route answers with besides those every declared route can (credential, window, body, admission). */
+  errors?: ErrorKind[];
+  /** Named schemas the others refer to (`#/components/schemas/<name>`). */
+  components?: Record<string, JsonSchema>;
+  /** Example bodies, by name. */
+  examples?: Record<string, { summary?: string; value: unknown }>;
+}
+
+/** The body of an operation whose variables are one input object, `$<variable>` (e.g. skip trace's `input`). */
+export function inputBodySchema(operation: RestOperation, variable: string): JsonSchema {
+  const { $schema, $defs, properties } = operation.variables.schema as { $schema: string; $defs?: JsonSchema; properties: JsonSchema };
+  const input = properties[variable];
+  if (!input) throw new Error(`Operation ${operation.name} has no variable $${variable}.`);
+  return { $schema, ...($defs && { $defs }), ...(input as JsonSchema) };
 }
 
 /** What a route's body asks for: an operation and its variables (before they are checked). */
@@ -78,6 +118,8 @@ export interface RestRoute<C extends Caller = Caller> {
   invalidMessage: string;
   /** The response body from the root field's value. */
   respond: (value: unknown) => unknown;
+  /** What the API reference says of the route (schemas, headers, errors); optional. */
+  reference?: RouteReference;
   /** Told of every request the route refused before its operation ran (e.g. for an audit). */
   onRefused?: (services: Services, refusal: { caller: C; kind: string; startedAt: number }) => Promise<void>;
 }
@@ -91,12 +133,17 @@ declare module 'fastify' {
   }
 }
 
+/** The declarations registered on each app, in order: the API reference documents exactly these. */
+const registered = new WeakMap<FastifyInstance, RestRoute<Caller>[]>();
+export const registeredRestRoutes = (app: FastifyInstance): readonly RestRoute<Caller>[] => registered.get(app) ?? [];
+
 /** Registers a declared REST route, and 405 for its other methods. */
 export function registerRestRoute<C extends Caller>(
   app: FastifyInstance,
   deps: { services: Services; executeOperation: OperationExecutor },
   route: RestRoute<C>,
 ) {
+  registered.set(app, [...registeredRestRoutes(app), route as unknown as RestRoute<Caller>]);
   const { services, executeOperation } = deps;
   const { admit, onRefused } = route;
   const callerOf = (request: FastifyRequest) => request.principal as C;

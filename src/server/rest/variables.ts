@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import type { ErrorDetail } from '../../common/errors.js';
 import {
@@ -17,7 +17,7 @@ import { variablesJsonSchema, type FragmentMap, type JsonSchema } from './json-s
  * variables schema of its operation, derived from the GraphQL schema (json-schema.ts). `verbose`
  * keeps each failing schema beside its error, so a message can name the allowed values.
  */
-const ajv = new Ajv({ strict: false, allErrors: true, verbose: true, formats: { 'date-time': true } });
+const ajv = new Ajv2020({ strict: false, allErrors: true, verbose: true, formats: { 'date-time': true } });
 
 export interface VariablesValidator {
   /** The variables' JSON Schema as discovery publishes it: standard keywords only. */

@@ -2,6 +2,7 @@ import { mustBeOfType, UNKNOWN_FIELD } from '../../../common/detail-messages.js'
 import { AppError } from '../../../common/errors.js';
 import type { UserPrincipal } from '../../../graphql/principal.js';
 import type { OperationRegistry } from '../../gateway/operation-registry.js';
+import { gatewayReference } from '../../gateway/gateway-reference.js';
 import type { RestRoute } from '../rest-route.js';
 
 const BODY_FIELDS = new Set(['operationId', 'variables']);
@@ -42,5 +43,6 @@ export function gatewayCallRoute(registry: OperationRegistry): RestRoute<UserPri
     },
     invalidMessage: 'variables are invalid.',
     respond: (value) => ({ data: value }),
+    reference: gatewayReference(registry),
   };
 }

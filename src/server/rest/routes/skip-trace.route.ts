@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../../common/errors.js';
 import type { OrganizationPrincipal } from '../../../graphql/principal.js';
 import { recordAudit } from '../../../skip-trace/audit.js';
-import { prepareOperation, type RestRoute } from '../rest-route.js';
+import { inputBodySchema, prepareOperation, type RestRoute } from '../rest-route.js';
 
 /** The route is this one mutation: the body is its `input`. */
 const SKIP_TRACE_DOCUMENT = parse(`mutation skipTrace($input: SkipTraceInput!) {
@@ -29,6 +29,13 @@ export function skipTraceRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
     detailPath: (path) => path.replace(/^variables\.input\.?/, '') || '(body)',
     invalidMessage: 'The skip trace request is invalid.',
     respond: (value) => value,
+    reference: {
+      description:
+        'Exactly one credit is charged per 200; no error is charged. A repeat within the cache TTL is served from the cache (new `id`, still one credit).',
+      body: inputBodySchema(operation, 'input'),
+      response: operation.result,
+      errors: ['feature_unavailable', 'insufficient_credits', 'timeout'],
+    },
     // The mutation audits every call it runs; refusals before it (rate, concurrency, body) are audited here.
     onRefused: (services, { caller, kind, startedAt }) => {
       services.skipTraceMetrics.outcomes.inc({ outcome: kind });

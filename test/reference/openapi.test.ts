@@ -1,0 +1,262 @@
+/**
+ * `GET /openapi.json`, `GET /docs` and the discovery schemas, over HTTP: the document is valid
+ * OpenAPI 3.1 under a standard validator, says what discovery says (same operations, same
+ * schemas), documents every registered route with its errors and headers; every published JSON
+ * Schema declares draft 2020-12 and compiles under a default, strict Ajv2020 with ajv-formats.
+ */
+import { validate } from '@readme/openapi-parser';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { encodeKeysetCursor, KEYSET_CURSOR_PATTERN } from '../../src/common/keyset-cursor.js';
+import { EARLIEST_TIMESTAMP_MS, LATEST_TIMESTAMP_MS } from '../../src/common/timestamp-range.js';
+import { registeredRestRoutes } from '../../src/server/rest/rest-route.js';
+import { REST_STATUS } from '../support/contract.js';
+import { startService, type TestService } from '../support/harness.js';
+
+type Schema = Record<string, any>;
+const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+
+let service: TestService;
+let document: Schema;
+let operations: Schema[];
+
+beforeAll(async () => {
+  service = await startService();
+  const [reference, discovery] = await Promise.all([service.request('/openapi.json'), service.request('/api/v1/operations')]);
+  expect(reference.status).toBe(200);
+  document = reference.body;
+  operations = discovery.body.operations;
+});
+afterAll(() => service?.close());
+
+/** A default Ajv2020 (strict) with ajv-formats; a strict-mode warning fails the compile too. */
+function strictCompile(schema: Schema) {
+  const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+  try {
+    const ajv = new Ajv2020();
+    addFormats.default(ajv);
+    const validateFn = ajv.compile(schema);
+    expect(warn, JSON.stringify(warn.mock.calls)).not.toHaveBeenCalled();
+    return validateFn;
+  } finally {
+    warn.mockRestore();
+  }
+}
+
+/** The components a schema refers to, transitively. */
+function referenced(schema: unknown, components: Record<string, Schema>, found = new Set<string>()): Set<string> {
+  if (Array.isArray(schema)) schema.forEach((item) => referenced(item, components, found));
+  else if (schema && typeof schema === 'object') {
+    for (const [key, value] of Object.entries(schema)) {
+      if (key === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/')) {
+        const name = value.slice('#/components/schemas/'.length);
+        if (!found.has(name)) {
+          found.add(name);
+          referenced(components[name], components, found);
+        }
+      } else referenced(value, components, found);
+    }
+  }
+  return found;
+}
+
+/** A component of the document as a standalone schema, the way discovery publishes it. */
+function standalone(name: string): Schema {
+  const components = document.components.schemas as Record<string, Schema>;
+  const rewrite = (value: unknown): unknown => JSON.parse(JSON.stringify(value).replaceAll('"#/components/schemas/', '"#/$defs/'));
+  const defs = [...referenced(components[name], components)].sort();
+  return {
+    $schema: DIALECT,
+    ...(rewrite(components[name]) as Schema),
+    ...(defs.length && { $defs: Object.fromEntries(defs.map((def) => [def, rewrite(components[def])])) }),
+  };
+}
+
+describe('GET /openapi.json', () => {
+  it('is public JSON, valid OpenAPI 3.1 under @readme/openapi-parser', async () => {
+    const result = await service.request('/openapi.json');
+    expect(result.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(result.headers.get('x-request-id')).toBeTruthy();
+    expect(result.headers.get('access-control-allow-origin')).toBeNull();
+    expect(document.openapi).toMatch(/^3\.1\./);
+    expect(document.jsonSchemaDialect).toBe(DIALECT);
+    const verdict = await validate(structuredClone(document) as Parameters<typeof validate>[0]);
+    expect(verdict.valid ? [] : verdict.errors).toEqual([]);
+  });
+
+  it('has one call schema per operationId under a discriminator, with the same variables and result schemas as discovery', () => {
+    const call = document.paths['/api/v1/call'].post;
+    const body = call.requestBody.content['application/json'].schema;
+    expect(body.discriminator.propertyName).toBe('operationId');
+    const mapped = Object.keys(body.discriminator.mapping).sort();
+    expect(mapped).toEqual(operations.map((op) => op.operationId).sort());
+    expect(body.oneOf).toHaveLength(operations.length);
+    const responses = call.responses['200'].content['application/json'].schema.anyOf.map((s: Schema) => s.$ref);
+    for (const op of operations) {
+      const callSchema = document.components.schemas[body.discriminator.mapping[op.operationId].split('/').pop()];
+      expect(callSchema.properties.operationId).toEqual({ const: op.operationId });
+      expect(standalone(`${op.operationId}Variables`), op.operationId).toEqual(op.variables);
+      expect(standalone(`${op.operationId}Result`), op.operationId).toEqual(op.result);
+      expect(responses).toContain(`#/components/schemas/${op.operationId}Response`);
+      // Every example body is valid against its own call schema.
+      const example = call.requestBody.content['application/json'].examples[op.operationId].value;
+      expect(strictCompile(standalone(`${op.operationId}Call`))(example), op.operationId).toBe(true);
+    }
+  });
+
+  it('documents every registered REST route, discovery and health, with bearer schemes per credential kind', () => {
+    const paths = Object.keys(document.paths);
+    for (const route of registeredRestRoutes(service.app.http)) {
+      const operation = document.paths[route.path]?.[route.method.toLowerCase()];
+      expect(operation, `${route.method} ${route.path}`).toBeDefined();
+      expect(operation.summary).toBe(route.summary);
+    }
+    expect(paths).toEqual(
+      expect.arrayContaining(['/api/v1/skiptrace', '/api/v1/operations', '/api/v1/operations/{operationId}', '/healthz', '/readyz']),
+    );
+    const schemes = document.components.securitySchemes;
+    for (const name of ['gatewayKey', 'skipTraceKey', 'platformToken'])
+      expect(schemes[name]).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(document.paths['/api/v1/call'].post.security).toEqual([{ gatewayKey: [] }]);
+    expect(document.paths['/api/v1/skiptrace'].post.security).toEqual([{ skipTraceKey: [] }]);
+    expect(document.paths['/api/v1/operations'].get.security).toEqual([]);
+  });
+
+  it("lists each route's error statuses with the error body, codes from the error table, and the rate-limit and request-id headers", () => {
+    const skipTrace = document.paths['/api/v1/skiptrace'].post.responses;
+    expect(Object.keys(skipTrace).sort()).toEqual(['200', '401', '402', '403', '408', '413', '415', '422', '429', '500', '504']);
+    const codesOf = (response: Schema) => response.content['application/json'].schema.allOf[1].properties.error.properties.code.enum;
+    expect(codesOf(skipTrace['429']).sort()).toEqual(['concurrency_limit', 'rate_limited']);
+    expect(skipTrace['429'].headers['Retry-After']).toBeDefined();
+    const call = document.paths['/api/v1/call'].post.responses;
+    expect(Object.keys(call).sort()).toEqual(['200', '401', '403', '404', '408', '413', '415', '422', '429', '500']);
+    expect(codesOf(call['404'])).toEqual(['unknown_operation']);
+    for (const [path, item] of Object.entries<Schema>(document.paths))
+      for (const [method, operation] of Object.entries<Schema>(item))
+        for (const [status, response] of Object.entries<Schema>(operation.responses)) {
+          const where = `${method} ${path} ${status}`;
+          expect(response.headers?.['X-Request-Id'], where).toBeDefined();
+          if (Number(status) >= 400 && response.content?.['application/json']?.schema?.allOf) {
+            for (const code of codesOf(response)) expect(REST_STATUS[code], `${where} ${code}`).toBe(Number(status));
+          }
+        }
+    for (const status of ['200', '401', '422', '429']) {
+      expect(Object.keys(call[status].headers)).toEqual(
+        expect.arrayContaining(['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']),
+      );
+    }
+  });
+});
+
+describe('the published JSON Schemas', () => {
+  it('declare draft 2020-12 and compile with a fresh default Ajv2020 and ajv-formats, discovery and OpenAPI components alike', () => {
+    expect(operations.length).toBeGreaterThan(0);
+    for (const op of operations) {
+      for (const schema of [op.variables, op.result]) {
+        expect(schema.$schema, op.operationId).toBe(DIALECT);
+        strictCompile(schema);
+      }
+    }
+    for (const name of Object.keys(document.components.schemas)) strictCompile(standalone(name));
+  });
+
+  it('state the rules the server enforces: no U+0000 in input strings, limits, and the cursor format', () => {
+    const list = operations.find((op) => op.operationId === 'listNotifications')!;
+    const variables = strictCompile(list.variables);
+    expect(variables({ searchTerm: 'ok' })).toBe(true);
+    expect(variables({ searchTerm: 'a\u0000b' })).toBe(false);
+    expect(variables({ notificationTypeFilter: '\u0000' })).toBe(false);
+    expect(variables({ searchTerm: 'x'.repeat(201) })).toBe(false);
+    expect(variables({ limit: 51 })).toBe(false);
+    expect(variables({ cursor: 'not-a-cursor' })).toBe(false);
+    expect(list.variables.properties.cursor.description).toMatch(/opaque/i);
+    const mark = strictCompile(operations.find((op) => op.operationId === 'markNotificationsRead')!.variables);
+    expect(mark({ notificationIds: ['a\u0000'], isSeen: true })).toBe(false);
+    expect(mark({ notificationIds: Array.from({ length: 501 }, (_, i) => String(i)), isSeen: true })).toBe(false);
+  });
+
+  it('admit every cursor the server can issue', () => {
+    const pattern = new RegExp(KEYSET_CURSOR_PATTERN, 'u');
+    fc.assert(
+      fc.property(fc.integer({ min: EARLIEST_TIMESTAMP_MS, max: LATEST_TIMESTAMP_MS }), fc.uuid(), fc.string(), (millis, id, list) =>
+        pattern.test(encodeKeysetCursor(list, { createdAt: new Date(millis), id })),
+      ),
+      {
+        numRuns: 2000,
+        examples: [
+          [EARLIEST_TIMESTAMP_MS, '00000000-0000-4000-8000-000000000000', ''],
+          [0, '00000000-0000-4000-8000-000000000000', 'x'],
+        ],
+      },
+    );
+  });
+});
+
+describe('GET /docs', () => {
+  it('serves the reference page and its scripts from this service, with a CSP that forbids other hosts', async () => {
+    const page = await service.request('/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const csp = page.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).not.toMatch(/https?:|\*/);
+    const scripts = [...page.text.matchAll(/<script src="([^"]+)"/g)].map((m) => m[1]);
+    expect(scripts).toEqual(['/docs/scalar.js', '/docs/init.js']);
+    for (const src of scripts) {
+      const script = await service.request(src);
+      expect(script.status, src).toBe(200);
+      expect(script.headers.get('content-type'), src).toMatch(/^text\/javascript/);
+    }
+    const bundle = await service.request('/docs/scalar.js');
+    expect(bundle.text.length).toBeGreaterThan(1_000_000);
+    expect(bundle.text).not.toContain('fonts.scalar.com');
+  });
+
+  it('answers 405 to other methods, in the contract shape', async () => {
+    for (const path of ['/docs', '/openapi.json']) {
+      const result = await service.request(path, { method: 'POST' });
+      expect(result.status, path).toBe(405);
+      expect(result.body.error.code).toBe('method_not_allowed');
+    }
+  });
+});
+
+describe('GraphiQL', () => {
+  it('outside production: a page with no asset from another host, a CSP that keeps it so, and no CORS headers', async () => {
+    const result = await service.request('/graphql', { headers: { accept: 'text/html' } });
+    expect(result.status).toBe(200);
+    expect(result.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(result.headers.get('access-control-allow-origin')).toBeNull();
+    expect(result.headers.get('content-security-policy')).toContain("connect-src 'self'");
+    // No src= or href= to another host (data: and blob: URLs are inline).
+    const external = [...result.text.matchAll(/\b(?:src|href)\s*=\s*["'](https?:)?\/\/[^"']+/gi)].map((m) => m[0]);
+    expect(external).toEqual([]);
+    expect(result.text).not.toMatch(/unpkg\.com|jsdelivr|cdnjs/);
+    expect(result.text).toContain('Put your key in the Headers tab below');
+  });
+
+  it('JSON callers keep the error shape: no credential is still 401 UNAUTHENTICATED in JSON', async () => {
+    const result = await service.request('/graphql?query=%7B__typename%7D', { headers: { accept: 'application/json' } });
+    expect(result.status).toBe(401);
+    expect(result.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(result.headers.get('content-security-policy')).toBeNull();
+  });
+});
+
+describe('GraphiQL in production', () => {
+  it('is not served: text/html without a credential is 401 in JSON', async () => {
+    const production = await startService({ NODE_ENV: 'production' });
+    try {
+      const result = await production.request('/graphql', { headers: { accept: 'text/html' } });
+      expect(result.status).toBe(401);
+      expect(result.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(result.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    } finally {
+      await production.close();
+    }
+  });
+});
