@@ -8,8 +8,10 @@ import type { ClientWatch } from '../../infra/http/client-watch.js';
 import { allowOnly } from '../../infra/http/server.js';
 import { credentialGuard } from '../credential-guard.js';
 import type { OperationExecutor } from './operation-executor.js';
-import { fragmentsOf } from './json-schema.js';
+import { fragmentsOf, type JsonSchema } from './json-schema.js';
 import { variablesValidator, type VariablesValidator } from './variables.js';
+import { readIdempotencyKey } from './idempotency-key.js';
+import { queryVariables } from './query-parameters.js';
 
 /** A GraphQL document a REST route runs, checked against the schema and prepared at start-up. */
 export interface RestOperation {
@@ -48,17 +50,27 @@ export interface OperationCall {
   variables: Record<string, unknown>;
 }
 
+/** A header of a route's successful answers: described (for the API reference) and taken from the root field's value. */
+export interface ResponseHeader {
+  description: string;
+  schema: JsonSchema;
+  /** Its value for this answer; undefined: not sent. */
+  value: (result: any) => string | undefined;
+}
+
 /**
  * A REST route, declared: everything route-specific, as data and small functions. The generic
  * handler below runs every declaration through the same checks, in the contract's order:
  *
  *   credential (401) → rate window (429) → admission (429) → body size (413) → media type (415)
- *   → JSON (422) → body → operation (422, 404, 403) → variables (422) → execute → one error mapping
+ *   → JSON (422) → Idempotency-Key header (422) → body or query → operation (422, 404, 403)
+ *   → variables (422) → execute → one error mapping
  *
  * so a new route cannot skip one. Errors are AppErrors (common/errors.ts) throughout.
  */
 export interface RestRoute<C extends Caller = Caller> {
-  method: 'POST';
+  /** POST routes take a JSON body; GET routes take query parameters. */
+  method: 'POST' | 'GET';
   path: string;
   /** One line for discovery and the API reference. */
   summary: string;
@@ -70,14 +82,29 @@ export interface RestRoute<C extends Caller = Caller> {
    * whatever it takes is released when the response is done or the caller leaves.
    */
   admit?: (services: Services, caller: C, client: ClientWatch) => void;
-  /** The body (parsed JSON, not yet checked) as the operation to run and its variables. */
-  toCall: (body: unknown, caller: C) => OperationCall;
+  /**
+   * GET routes: the JSON Schema of the query parameters, which are the operation's variables by
+   * name (derived from the schema: `operation.variables.schema`). Values arrive as strings; those
+   * the schema types as integers or booleans are read as such, and the variables check names any
+   * parameter it does not know.
+   */
+  query?: JsonSchema;
+  /**
+   * The request header that may carry an idempotency key (`Idempotency-Key`): when present it must
+   * be 1 to 255 printable ASCII characters (else 422 naming it), and it is handed to the operation
+   * with its body's fingerprint (context `idempotencyKey`), which does the rest.
+   */
+  idempotencyHeader?: string;
+  /** The body (POST: parsed JSON, not yet checked) or the query parameters (GET) as the operation to run and its variables. */
+  toCall: (input: unknown, caller: C) => OperationCall;
   /** How `details` paths read for this route (e.g. relative to the body rather than `variables`). */
   detailPath?: (path: string) => string;
   /** The message of a 422 whose details name the failing variables. */
   invalidMessage: string;
   /** The response body from the root field's value. */
-  respond: (value: unknown) => unknown;
+  respond: (value: any) => unknown;
+  /** Headers of a successful answer, by name. */
+  responseHeaders?: Record<string, ResponseHeader>;
   /** Told of every request the route refused before its operation ran (e.g. for an audit). */
   onRefused?: (services: Services, refusal: { caller: C; kind: string; startedAt: number }) => Promise<void>;
 }
@@ -125,7 +152,9 @@ export function registerRestRoute<C extends Caller>(
     }),
     handler: async (request, reply) => {
       const caller = callerOf(request);
-      const { operation, variables } = route.toCall(request.body, caller);
+      const idempotencyKey = route.idempotencyHeader ? readIdempotencyKey(request, route.idempotencyHeader) : undefined;
+      const input = route.method === 'GET' ? queryVariables(route.query ?? {}, request.query) : request.body;
+      const { operation, variables } = route.toCall(input, caller);
       const details = operation.variables.check(variables);
       if (details.length) {
         const detailPath = route.detailPath ?? ((path: string) => path);
@@ -141,9 +170,15 @@ export function registerRestRoute<C extends Caller>(
         requestId: request.id,
         log: request.log,
         client: request.client,
+        ...(idempotencyKey && { idempotencyKey }),
       });
       if (error) throw error;
-      return reply.send(route.respond(data?.[operation.rootField] ?? null));
+      const value = data?.[operation.rootField] ?? null;
+      for (const [name, header] of Object.entries(route.responseHeaders ?? {})) {
+        const headerValue = header.value(value);
+        if (headerValue !== undefined) reply.header(name, headerValue);
+      }
+      return reply.send(route.respond(value));
     },
   });
   allowOnly(app, route.path, [route.method]);
