@@ -18,7 +18,9 @@ const SkipTraceAccountRef = builder.objectRef<AccountView>('SkipTraceAccount').i
     organizationId: t.exposeID('organizationId'),
     skipTraceEnabled: t.exposeBoolean('skipTraceEnabled', { description: 'Whether its plan permits skip tracing.' }),
     credits: t.exposeInt('credits', { description: 'The balance: one credit per completed trace (each 200).' }),
-    rateLimitPerMinute: t.exposeInt('rateLimitPerMinute', { description: 'Requests per minute of the key (skip trace and GraphQL together).' }),
+    rateLimitPerMinute: t.exposeInt('rateLimitPerMinute', {
+      description: 'Requests per minute of the key (skip trace and GraphQL together).',
+    }),
     maxInFlight: t.exposeInt('maxInFlight', { description: 'Traces the key may have in flight at once, per instance.' }),
   }),
 });

@@ -87,7 +87,8 @@ export async function runSkipTrace(
   let claim: IdempotencyClaim | null = null;
   // The caller leaving frees its key at once, so its retry need not wait for the trace to end.
   const releaseOnLeave = () => {
-    if (claim) releaseKey(deps.sql, claim).catch((error) => deps.log.error({ err: error, requestId }, 'could not release an idempotency key'));
+    if (claim)
+      releaseKey(deps.sql, claim).catch((error) => deps.log.error({ err: error, requestId }, 'could not release an idempotency key'));
   };
   try {
     // Released when the response is done or the caller leaves (admission.ts).

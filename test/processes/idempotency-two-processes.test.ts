@@ -39,13 +39,42 @@ afterAll(async () => {
 });
 
 async function organization(credits: number) {
-  const org = await graphql(a, `mutation { createOrganization(name: "Idempotency") { id } }`);
+  const org = await graphql(
+    a,
+    `
+      mutation {
+        createOrganization(name: "Idempotency") {
+          id
+        }
+      }
+    `,
+  );
   const organizationId = org.body.data.createOrganization.id as string;
-  await graphql(a, `mutation ($o: ID!, $n: Int!) { addSkipTraceCredits(organizationId: $o, amount: $n, reference: "seed") { id } }`, {
-    o: organizationId,
-    n: credits,
-  });
-  const key = await graphql(b, `mutation ($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: organizationId });
+  await graphql(
+    a,
+    `
+      mutation ($o: ID!, $n: Int!) {
+        addSkipTraceCredits(organizationId: $o, amount: $n, reference: "seed") {
+          id
+        }
+      }
+    `,
+    {
+      o: organizationId,
+      n: credits,
+    },
+  );
+  const key = await graphql(
+    b,
+    `
+      mutation ($o: ID!) {
+        generateSkipTraceKey(organizationId: $o) {
+          secret
+        }
+      }
+    `,
+    { o: organizationId },
+  );
   return { organizationId, stk: key.body.data.generateSkipTraceKey.secret as string };
 }
 

@@ -37,7 +37,9 @@ const codeOf = (result: HttpResult) => ({ status: result.status, code: result.bo
 const replayed = (result: HttpResult) => result.headers.get('idempotent-replayed');
 
 async function auditOutcomes(organizationId: string): Promise<string[]> {
-  const rows = await service.sql(`select outcome from skip_trace_requests where organization_id = ? order by created_at, id`, [organizationId]);
+  const rows = await service.sql(`select outcome from skip_trace_requests where organization_id = ? order by created_at, id`, [
+    organizationId,
+  ]);
   return rows.map((row) => row.outcome as string).sort();
 }
 
@@ -290,10 +292,10 @@ describe('Idempotency-Key: crashed claims and expiry', () => {
     await postTrace(service, org.key, { address: uniqueAddress() }, keyed(old));
     await postTrace(service, org.key, { address: uniqueAddress() }, keyed(live));
     const expire = () =>
-      service.sql(`update skip_trace_idempotency_keys set expires_at = now() - interval '1 second' where organization_id = ? and idempotency_key = ?`, [
-        org.organizationId,
-        old,
-      ]);
+      service.sql(
+        `update skip_trace_idempotency_keys set expires_at = now() - interval '1 second' where organization_id = ? and idempotency_key = ?`,
+        [org.organizationId, old],
+      );
     await expire();
     const anew = await postTrace(service, org.key, { address: uniqueAddress() }, keyed(old));
     expect(anew.status).toBe(200);

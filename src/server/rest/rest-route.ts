@@ -51,11 +51,11 @@ export interface OperationCall {
 }
 
 /** A header of a route's successful answers: described (for the API reference) and taken from the root field's value. */
-export interface ResponseHeader {
+export interface ResponseHeader<V> {
   description: string;
   schema: JsonSchema;
   /** Its value for this answer; undefined: not sent. */
-  value: (result: any) => string | undefined;
+  value: (result: V) => string | undefined;
 }
 
 /**
@@ -68,7 +68,8 @@ export interface ResponseHeader {
  *
  * so a new route cannot skip one. Errors are AppErrors (common/errors.ts) throughout.
  */
-export interface RestRoute<C extends Caller = Caller> {
+/** `C`: the callers it serves; `V`: its root field's value. */
+export interface RestRoute<C extends Caller = Caller, V = unknown> {
   /** POST routes take a JSON body; GET routes take query parameters. */
   method: 'POST' | 'GET';
   path: string;
@@ -102,9 +103,9 @@ export interface RestRoute<C extends Caller = Caller> {
   /** The message of a 422 whose details name the failing variables. */
   invalidMessage: string;
   /** The response body from the root field's value. */
-  respond: (value: any) => unknown;
+  respond: (value: V) => unknown;
   /** Headers of a successful answer, by name. */
-  responseHeaders?: Record<string, ResponseHeader>;
+  responseHeaders?: Record<string, ResponseHeader<V>>;
   /** Told of every request the route refused before its operation ran (e.g. for an audit). */
   onRefused?: (services: Services, refusal: { caller: C; kind: string; startedAt: number }) => Promise<void>;
 }
@@ -119,10 +120,10 @@ declare module 'fastify' {
 }
 
 /** Registers a declared REST route, and 405 for its other methods. */
-export function registerRestRoute<C extends Caller>(
+export function registerRestRoute<C extends Caller, V>(
   app: FastifyInstance,
   deps: { services: Services; executeOperation: OperationExecutor },
-  route: RestRoute<C>,
+  route: RestRoute<C, V>,
 ) {
   const { services, executeOperation } = deps;
   const { admit, onRefused } = route;
@@ -173,7 +174,8 @@ export function registerRestRoute<C extends Caller>(
         ...(idempotencyKey && { idempotencyKey }),
       });
       if (error) throw error;
-      const value = data?.[operation.rootField] ?? null;
+      // The operation's root field, as the route's document selects it.
+      const value = (data?.[operation.rootField] ?? null) as V;
       for (const [name, header] of Object.entries(route.responseHeaders ?? {})) {
         const headerValue = header.value(value);
         if (headerValue !== undefined) reply.header(name, headerValue);

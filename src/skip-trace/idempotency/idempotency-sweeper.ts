@@ -18,11 +18,7 @@ export interface IdempotencySweeper {
  * Every instance sweeps; their deletes skip each other's rows. An expired key is already ignored
  * by the claim, so the sweep only bounds the table.
  */
-export function startIdempotencySweeper(
-  sql: Sql,
-  options: Config['skipTrace']['idempotencySweep'],
-  log: Logger,
-): IdempotencySweeper {
+export function startIdempotencySweeper(sql: Sql, options: Config['skipTrace']['idempotencySweep'], log: Logger): IdempotencySweeper {
   let running: Promise<number> | null = null;
   const sweep = async () => {
     let deleted = 0;

@@ -6,8 +6,7 @@ import { claimKey, findKey, releaseKey, storeOutcome } from './idempotency-keys.
 
 /** What a keyed request's answer leaves for its replays: its result, or its error as the caller saw it. */
 export type StoredAnswer<Result> =
-  | { result: Result }
-  | { error: { kind: ErrorKind; message: string; details?: ErrorDetail[]; requestId: string } };
+  { result: Result } | { error: { kind: ErrorKind; message: string; details?: ErrorDetail[]; requestId: string } };
 
 /** A request's hold on its Idempotency-Key while it runs. */
 export interface IdempotencyClaim {

@@ -19,6 +19,7 @@ export const SKIP_TRACE_KEY: RestRoute<OrganizationPrincipal>['credential'] = {
   accepts: (principal): principal is OrganizationPrincipal => principal.type === 'organization',
 };
 
+/** The root field's value, as SKIP_TRACE_DOCUMENT selects it. */
 interface SkipTraceValue {
   id: string;
   status: string;
@@ -29,7 +30,7 @@ interface SkipTraceValue {
 }
 
 /** `POST /api/v1/skiptrace`: the `skipTrace` mutation, its input as the body and its result as the response. */
-export function skipTraceRoute(schema: GraphQLSchema): RestRoute<OrganizationPrincipal> {
+export function skipTraceRoute(schema: GraphQLSchema): RestRoute<OrganizationPrincipal, SkipTraceValue> {
   const operation = prepareOperation(schema, SKIP_TRACE_DOCUMENT);
   return {
     method: 'POST',
@@ -49,22 +50,22 @@ export function skipTraceRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
     detailPath: (path) => path.replace(/^variables\.input\.?/, '') || '(body)',
     invalidMessage: 'The skip trace request is invalid.',
     // The body is the API reference's object; the billing fields travel as headers.
-    respond: ({ id, status, persons }: SkipTraceValue) => ({ id, status, persons }),
+    respond: ({ id, status, persons }) => ({ id, status, persons }),
     responseHeaders: {
       'X-Credits-Remaining': {
         description: "The organization's balance right after this call's charge.",
         schema: { type: 'integer', minimum: 0 },
-        value: (result: SkipTraceValue) => String(result.creditsRemaining),
+        value: (result) => String(result.creditsRemaining),
       },
       'X-Cache': {
         description: 'hit: the result came from the cache; miss: from the provider.',
         schema: { enum: ['hit', 'miss'] },
-        value: (result: SkipTraceValue) => (result.cacheHit ? 'hit' : 'miss'),
+        value: (result) => (result.cacheHit ? 'hit' : 'miss'),
       },
       [REPLAYED_HEADER]: {
         description: 'true on the stored answer of an earlier request with the same Idempotency-Key (not charged again).',
         schema: { const: 'true' },
-        value: (result: SkipTraceValue) => (result.replayed ? 'true' : undefined),
+        value: (result) => (result.replayed ? 'true' : undefined),
       },
     },
     // The mutation audits every call it runs; refusals before it (rate, concurrency, body) are audited here.
