@@ -129,8 +129,10 @@ export async function runSkipTrace(
       const creditsRemaining = await skipTraceAccount.charge(tx, principal.organizationId, requestId);
       await recordAudit(tx, { id: requestId, principal, startedAt, outcome: result.status, cacheKey, cacheHit, charged: true });
       const answer = { id: requestId, status: result.status, persons: result.persons, creditsRemaining, cacheHit, replayed: false };
-      // A claim lost to a takeover (its lease ran out) must not be answered twice: no charge.
-      if (claim && !(await storeResult(tx, claim, answer, requestId))) throw new Error('The Idempotency-Key claim was lost.');
+      // A claim released because the caller left, or taken over once its lease ran out, must not
+      // be answered twice: no charge.
+      if (claim && !(await storeResult(tx, claim, answer, requestId)))
+        throw client.signal.aborted ? new CallerGoneError() : new Error('The Idempotency-Key claim was lost.');
       if (client.signal.aborted) throw new CallerGoneError();
       return answer;
     });

@@ -7,8 +7,6 @@ import { deleteExpiredKeys } from './idempotency-keys.data.js';
 const MAX_BATCHES_PER_SWEEP = 10;
 
 export interface IdempotencySweeper {
-  /** One sweep now (tests, and each interval): the number of keys deleted. */
-  sweep(): Promise<number>;
   /** Stops the interval and waits for a sweep under way. */
   stop(): Promise<void>;
 }
@@ -19,7 +17,7 @@ export interface IdempotencySweeper {
  * by the claim, so the sweep only bounds the table.
  */
 export function startIdempotencySweeper(sql: Sql, options: Config['skipTrace']['idempotencySweep'], log: Logger): IdempotencySweeper {
-  let running: Promise<number> | null = null;
+  let running: Promise<void> | null = null;
   const sweep = async () => {
     let deleted = 0;
     for (let i = 0; i < MAX_BATCHES_PER_SWEEP; i++) {
@@ -27,15 +25,12 @@ export function startIdempotencySweeper(sql: Sql, options: Config['skipTrace']['
       deleted += count;
       if (count < options.batch) break;
     }
-    return deleted;
+    if (deleted) log.debug({ deleted }, 'swept expired idempotency keys');
   };
   const tick = () => {
     if (running) return;
     running = sweep()
-      .catch((error) => {
-        log.warn({ err: error }, 'could not sweep expired idempotency keys; retrying at the next interval');
-        return 0;
-      })
+      .catch((error) => log.warn({ err: error }, 'could not sweep expired idempotency keys; retrying at the next interval'))
       .finally(() => {
         running = null;
       });
@@ -44,7 +39,6 @@ export function startIdempotencySweeper(sql: Sql, options: Config['skipTrace']['
   // Never what keeps the process alive.
   timer.unref();
   return {
-    sweep: () => running ?? sweep(),
     async stop() {
       clearInterval(timer);
       await running;
