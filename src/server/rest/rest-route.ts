@@ -66,9 +66,9 @@ export interface ResponseHeader<V> {
  *   → JSON (422) → Idempotency-Key header (422) → body or query → operation (422, 404, 403)
  *   → variables (422) → execute → one error mapping
  *
- * so a new route cannot skip one. Errors are AppErrors (common/errors.ts) throughout.
+ * so a new route cannot skip one. Errors are AppErrors (common/errors.ts) throughout. `C`: the
+ * callers it serves; `V`: its operation's root field value.
  */
-/** `C`: the callers it serves; `V`: its root field's value. */
 export interface RestRoute<C extends Caller = Caller, V = unknown> {
   /** POST routes take a JSON body; GET routes take query parameters. */
   method: 'POST' | 'GET';
@@ -86,8 +86,8 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
   /**
    * GET routes: the JSON Schema of the query parameters, which are the operation's variables by
    * name (derived from the schema: `operation.variables.schema`). Values arrive as strings; those
-   * the schema types as integers or booleans are read as such, and the variables check names any
-   * parameter it does not know.
+   * the schema types as integers or booleans are read as such; an unknown or repeated parameter is
+   * 422 naming it (`query-parameters.ts`).
    */
   query?: JsonSchema;
   /**
