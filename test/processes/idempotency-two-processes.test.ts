@@ -5,17 +5,15 @@
  * outlives the process that stored it.
  */
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeVendor, type FakeVendor } from '../support/fake-vendor.js';
-import { graphql, json, requireRealBackends, spawnService, type ServiceProcess } from './spawn-service.js';
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { vendorEnv, type FakeVendor } from '../support/fake-vendor.js';
+import { raceOneKey } from '../support/billing.js';
+import { json, skipTraceOrganization, spawnService, useTwoProcesses, type ServiceProcess } from './spawn-service.js';
 
-const { databaseUrl } = requireRealBackends();
 const TIMEOUT_MS = 1000;
 const env = (vendor: FakeVendor) => ({
-  SKIPTRACE_PROVIDER: 'http',
-  SKIPTRACE_PROVIDER_URL: vendor.url,
-  SKIPTRACE_PROVIDER_KEY: vendor.apiKey,
+  ...vendorEnv(vendor),
   SKIPTRACE_TIMEOUT_MS: String(TIMEOUT_MS),
   SKIPTRACE_RATE_LIMIT_PER_MIN: '100000',
   SKIPTRACE_MAX_IN_FLIGHT: '1000',
@@ -25,58 +23,9 @@ let vendor: FakeVendor;
 let a: ServiceProcess;
 let b: ServiceProcess;
 let db: pg.Client;
+useTwoProcesses(env, (started) => ({ vendor, a, b, db } = started));
 
-beforeAll(async () => {
-  vendor = await startFakeVendor();
-  [a, b] = await Promise.all([spawnService(env(vendor)), spawnService(env(vendor))]);
-  db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
-});
-afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop()]);
-  await vendor?.close();
-  await db?.end();
-});
-
-async function organization(credits: number) {
-  const org = await graphql(
-    a,
-    `
-      mutation {
-        createOrganization(name: "Idempotency") {
-          id
-        }
-      }
-    `,
-  );
-  const organizationId = org.body.data.createOrganization.id as string;
-  await graphql(
-    a,
-    `
-      mutation ($o: ID!, $n: Int!) {
-        addSkipTraceCredits(organizationId: $o, amount: $n, reference: "seed") {
-          id
-        }
-      }
-    `,
-    {
-      o: organizationId,
-      n: credits,
-    },
-  );
-  const key = await graphql(
-    b,
-    `
-      mutation ($o: ID!) {
-        generateSkipTraceKey(organizationId: $o) {
-          secret
-        }
-      }
-    `,
-    { o: organizationId },
-  );
-  return { organizationId, stk: key.body.data.generateSkipTraceKey.secret as string };
-}
+const organization = (credits: number) => skipTraceOrganization(a, b, credits);
 
 const trace = (service: ServiceProcess, stk: string, body: unknown, key: string) =>
   json(`${service.url}/api/v1/skiptrace`, { bearer: stk, body: JSON.stringify(body), headers: { 'idempotency-key': key } });
@@ -101,32 +50,23 @@ describe('Idempotency-Key across two server processes', () => {
     const org = await organization(10);
     const key = randomUUID();
     const request = body();
-    const race = (count: number) => Promise.all(Array.from({ length: count }, (_, i) => trace(i % 2 ? a : b, org.stk, request, key)));
-    // 25 at once over both processes, while the first is in flight; then 25 more at once after it has answered.
-    const during = await race(25);
-    const after = await race(25);
-    expect(after.every((r) => r.status === 200 && r.headers.get('idempotent-replayed') === 'true')).toBe(true);
-    const results = [...during, ...after];
-    const ok = results.filter((r) => r.status === 200);
-    const inUse = results.filter((r) => r.status === 409);
-    expect(ok.length + inUse.length).toBe(50);
-    expect(inUse.every((r) => r.body.error.code === 'idempotency_key_in_use')).toBe(true);
-    expect(new Set(ok.map((r) => r.body.id)).size).toBe(1);
-    expect(ok.filter((r) => r.headers.get('idempotent-replayed') === null)).toHaveLength(1);
-    expect(inUse.length).toBeGreaterThan(0);
+    const id = await raceOneKey((i) => trace(i % 2 ? a : b, org.stk, request, key));
     expect(vendor.calls).toHaveLength(1);
-    expect(await ledger(org.organizationId)).toEqual({ credits: 9, charges: [ok[0].body.id] });
+    expect(await ledger(org.organizationId)).toEqual({ credits: 9, charges: [id] });
 
-    // The stored answer outlives the processes that served it: a new process replays it.
-    await a.stop();
-    a = await spawnService(env(vendor));
-    const later = await trace(a, org.stk, request, key);
-    expect({ status: later.status, id: later.body.id, replayed: later.headers.get('idempotent-replayed') }).toEqual({
-      status: 200,
-      id: ok[0].body.id,
-      replayed: 'true',
-    });
-    expect(await ledger(org.organizationId)).toEqual({ credits: 9, charges: [ok[0].body.id] });
+    // The stored answer outlives the processes that served it: a process started afterwards replays it.
+    const later = await spawnService(env(vendor));
+    try {
+      const replay = await trace(later, org.stk, request, key);
+      expect({ status: replay.status, id: replay.body.id, replayed: replay.headers.get('idempotent-replayed') }).toEqual({
+        status: 200,
+        id,
+        replayed: 'true',
+      });
+    } finally {
+      await later.stop();
+    }
+    expect(await ledger(org.organizationId)).toEqual({ credits: 9, charges: [id] });
   });
 
   it("a key's retry on the other process after a 504 finds the cached trace once it lands, charged once", async () => {

@@ -5,10 +5,10 @@
  * caller received.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeVendor, type FakeVendor } from '../support/fake-vendor.js';
-import { startService, type HttpResult, type TestService } from '../support/harness.js';
-import { ledger, postTrace, setupBillingOrg, sleep, uniqueAddress, type BillingOrg } from '../support/billing.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { FakeVendor } from '../support/fake-vendor.js';
+import type { HttpResult, TestService } from '../support/harness.js';
+import { type BillingOrg, ledger, postTrace, setupBillingOrg, sleep, uniqueAddress, useServiceWithVendor } from '../support/billing.js';
 
 const TIMEOUT_MS = 600;
 const MAX_IN_FLIGHT = 7;
@@ -16,21 +16,13 @@ const MAX_IN_FLIGHT = 7;
 let vendor: FakeVendor;
 let service: TestService;
 
-beforeAll(async () => {
-  vendor = await startFakeVendor();
-  service = await startService({
-    SKIPTRACE_PROVIDER: 'http',
-    SKIPTRACE_PROVIDER_URL: vendor.url,
-    SKIPTRACE_PROVIDER_KEY: vendor.apiKey,
+useServiceWithVendor(
+  {
     SKIPTRACE_TIMEOUT_MS: String(TIMEOUT_MS),
     SKIPTRACE_MAX_IN_FLIGHT: String(MAX_IN_FLIGHT),
-  });
-});
-afterAll(async () => {
-  await service?.close();
-  await vendor?.close();
-});
-beforeEach(() => vendor.reset());
+  },
+  (started) => ({ service, vendor } = started),
+);
 
 const get = (path: string, key: string | null, method = 'GET') =>
   service.request(path, { method, headers: key ? { authorization: `Bearer ${key}` } : {} });

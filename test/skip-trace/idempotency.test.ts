@@ -6,36 +6,45 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import fc from 'fast-check';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeVendor, type FakeVendor } from '../support/fake-vendor.js';
-import { startService, type HttpResult, type TestService } from '../support/harness.js';
-import { addCredits, eventually, ledger, postTrace, setupBillingOrg, sleep, uniqueAddress } from '../support/billing.js';
+import { describe, expect, it } from 'vitest';
+import type { FakeVendor } from '../support/fake-vendor.js';
+import type { HttpResult, TestService } from '../support/harness.js';
+import {
+  addCredits,
+  eventually,
+  ledger,
+  postTrace,
+  raceOneKey,
+  setupBillingOrg,
+  sleep,
+  uniqueAddress,
+  useServiceWithVendor,
+} from '../support/billing.js';
 
 const TIMEOUT_MS = 800;
 
 let vendor: FakeVendor;
 let service: TestService;
 
-beforeAll(async () => {
-  vendor = await startFakeVendor();
-  service = await startService({
-    SKIPTRACE_PROVIDER: 'http',
-    SKIPTRACE_PROVIDER_URL: vendor.url,
-    SKIPTRACE_PROVIDER_KEY: vendor.apiKey,
+useServiceWithVendor(
+  {
     SKIPTRACE_TIMEOUT_MS: String(TIMEOUT_MS),
     SKIPTRACE_MAX_IN_FLIGHT: '100',
     SKIPTRACE_IDEMPOTENCY_SWEEP_INTERVAL_MS: '100',
-  });
-});
-afterAll(async () => {
-  await service?.close();
-  await vendor?.close();
-});
-beforeEach(() => vendor.reset());
+  },
+  (started) => ({ service, vendor } = started),
+);
 
 const keyed = (key: string) => ({ 'idempotency-key': key });
 const codeOf = (result: HttpResult) => ({ status: result.status, code: result.body?.error?.code });
 const replayed = (result: HttpResult) => result.headers.get('idempotent-replayed');
+
+/** An organization with `credits`, a new key and body, and the vendor answering after `delayMs`. */
+async function slowKeyedTrace(delayMs: number, credits = 5) {
+  vendor.setMode('slow');
+  vendor.setDelay(delayMs);
+  return { org: await setupBillingOrg(service, credits), key: randomUUID(), body: { address: uniqueAddress() } };
+}
 
 async function auditOutcomes(organizationId: string): Promise<string[]> {
   const rows = await service.sql(`select outcome from skip_trace_requests where organization_id = ? order by created_at, id`, [
@@ -117,11 +126,7 @@ describe('Idempotency-Key: refusals', () => {
   });
 
   it('answers 409 idempotency_key_in_use while the first request is in flight, then replays it', async () => {
-    vendor.setMode('slow');
-    vendor.setDelay(400);
-    const org = await setupBillingOrg(service, 5);
-    const key = randomUUID();
-    const body = { address: uniqueAddress() };
+    const { org, key, body } = await slowKeyedTrace(400);
     const first = postTrace(service, org.key, body, keyed(key));
     await sleep(150);
     const during = await postTrace(service, org.key, body, keyed(key));
@@ -246,11 +251,7 @@ describe('Idempotency-Key: what is stored', () => {
   });
 
   it("does not store a 504: the key's retry finds the cached trace once it lands, charged once", async () => {
-    vendor.setMode('slow');
-    vendor.setDelay(TIMEOUT_MS + 400);
-    const org = await setupBillingOrg(service, 5);
-    const key = randomUUID();
-    const body = { address: uniqueAddress() };
+    const { org, key, body } = await slowKeyedTrace(TIMEOUT_MS + 400);
     const first = await postTrace(service, org.key, body, keyed(key));
     expect(codeOf(first)).toEqual({ status: 504, code: 'timeout' });
     await sleep(600); // the vendor answers in the background and the result is cached
@@ -263,11 +264,7 @@ describe('Idempotency-Key: what is stored', () => {
   });
 
   it('frees the key of a caller that went away mid-flight: the retry runs and only the delivered answer is charged', async () => {
-    vendor.setMode('slow');
-    vendor.setDelay(500);
-    const org = await setupBillingOrg(service, 5);
-    const key = randomUUID();
-    const body = { address: uniqueAddress() };
+    const { org, key, body } = await slowKeyedTrace(500);
     const abort = new AbortController();
     const gone = postTrace(service, org.key, body, keyed(key), abort.signal).catch(() => 'aborted');
     await sleep(150);
@@ -343,25 +340,9 @@ describe('Idempotency-Key: crashed claims and expiry', () => {
 
 describe('Idempotency-Key: racing', () => {
   it('50 concurrent requests with one key: one charge, one vendor call, every answer the replay of one id or 409', async () => {
-    vendor.setMode('slow');
-    vendor.setDelay(200);
-    const org = await setupBillingOrg(service, 10);
-    const key = randomUUID();
-    const body = { address: uniqueAddress() };
-    const race = (count: number) => Promise.all(Array.from({ length: count }, () => postTrace(service, org.key, body, keyed(key))));
-    // 25 at once, while the first is in flight; then 25 more at once after it has answered.
-    const during = await race(25);
-    const after = await race(25);
-    expect(after.every((r) => r.status === 200 && replayed(r) === 'true')).toBe(true);
-    const results = [...during, ...after];
-    const ok = results.filter((r) => r.status === 200);
-    const inUse = results.filter((r) => r.status === 409);
-    expect(ok.length + inUse.length).toBe(50);
-    expect(inUse.every((r) => r.body.error.code === 'idempotency_key_in_use')).toBe(true);
-    expect(new Set(ok.map((r) => r.body.id)).size).toBe(1);
-    expect(ok.filter((r) => replayed(r) === null)).toHaveLength(1);
-    expect(inUse.length).toBeGreaterThan(0);
+    const { org, key, body } = await slowKeyedTrace(200, 10);
+    const id = await raceOneKey(() => postTrace(service, org.key, body, keyed(key)));
     expect(vendor.calls).toHaveLength(1);
-    expect(await ledger(service, org.organizationId)).toEqual({ credits: 9, charges: [ok[0].body.id] });
+    expect(await ledger(service, org.organizationId)).toEqual({ credits: 9, charges: [id] });
   });
 });

@@ -3,7 +3,29 @@
  * skip trace key, a trace with headers, and what the ledger says.
  */
 import { randomUUID } from 'node:crypto';
-import type { HttpResult, TestService } from './harness.js';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
+import { startFakeVendor, vendorEnv, type FakeVendor } from './fake-vendor.js';
+import { startService, type HttpResult, type TestService } from './harness.js';
+
+/**
+ * The service against a fake vendor (the http provider) with `env`, started before the file's
+ * tests (given to `assign`) and closed after them; the vendor is reset before each test.
+ */
+export function useServiceWithVendor(env: Record<string, string>, assign: (started: { service: TestService; vendor: FakeVendor }) => void) {
+  let started: { service?: TestService; vendor?: FakeVendor } = {};
+  beforeAll(async () => {
+    const vendor = await startFakeVendor();
+    started.vendor = vendor;
+    started.service = await startService({ ...vendorEnv(vendor), ...env });
+    assign({ service: started.service, vendor });
+  });
+  afterAll(async () => {
+    await started.service?.close();
+    await started.vendor?.close();
+    started = {};
+  });
+  beforeEach(() => started.vendor?.reset());
+}
 
 export interface BillingOrg {
   organizationId: string;
@@ -66,4 +88,25 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, ms = 50
     if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
     await sleep(50);
   }
+}
+
+/**
+ * Races `send` on one Idempotency-Key: 25 requests at once, while the first is in flight, then 25
+ * more at once after it has answered. Every answer must be that one 200 (fresh once, replayed
+ * otherwise, the same id) or 409 idempotency_key_in_use, and the second wave all replays. The id.
+ */
+export async function raceOneKey(send: (i: number) => Promise<Pick<HttpResult, 'status' | 'body' | 'headers'>>): Promise<string> {
+  const wave = (count: number) => Promise.all(Array.from({ length: count }, (_, i) => send(i)));
+  const during = await wave(25);
+  const after = await wave(25);
+  expect(after.every((r) => r.status === 200 && r.headers.get('idempotent-replayed') === 'true')).toBe(true);
+  const results = [...during, ...after];
+  const ok = results.filter((r) => r.status === 200);
+  const inUse = results.filter((r) => r.status === 409);
+  expect(ok.length + inUse.length).toBe(50);
+  expect(inUse.every((r) => r.body.error.code === 'idempotency_key_in_use')).toBe(true);
+  expect(inUse.length).toBeGreaterThan(0);
+  expect(new Set(ok.map((r) => r.body.id)).size).toBe(1);
+  expect(ok.filter((r) => r.headers.get('idempotent-replayed') === null)).toHaveLength(1);
+  return ok[0].body.id as string;
 }
