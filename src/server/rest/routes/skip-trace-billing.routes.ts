@@ -1,4 +1,4 @@
-import { parse, type GraphQLSchema } from 'graphql';
+import { parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { OrganizationPrincipal } from '../../../graphql/principal.js';
 import { prepareOperation, type RestRoute } from '../rest-route.js';
 import { SKIP_TRACE_KEY } from './skip-trace.route.js';
@@ -14,7 +14,7 @@ const USAGE_DOCUMENT = parse(`query skipTraceUsage($from: DateTime, $to: DateTim
 /** A GET route of the skip trace key that runs one query, its query parameters as the variables and its result as the body. */
 function skipTraceQueryRoute(
   schema: GraphQLSchema,
-  declaration: { path: string; summary: string; document: ReturnType<typeof parse> },
+  declaration: { path: string; summary: string; document: DocumentNode },
 ): RestRoute<OrganizationPrincipal> {
   const operation = prepareOperation(schema, declaration.document);
   return {
