@@ -4,6 +4,7 @@ import { Migration20261123000200_skip_trace } from './Migration20261123000200_sk
 import { Migration20261124000000_address_identity } from './Migration20261124000000_address_identity.js';
 import { Migration20261124000000_key_issuers } from './Migration20261124000000_key_issuers.js';
 import { Migration20261125000000_listing_indexes } from './Migration20261125000000_listing_indexes.js';
+import { Migration20261126000000_billing } from './Migration20261126000000_billing.js';
 
 /** Migrations in order; listed explicitly so PostgreSQL and the embedded PGlite run the same ones from source. */
 export const migrationsList = [
@@ -13,4 +14,5 @@ export const migrationsList = [
   { name: 'Migration20261124000000_address_identity', class: Migration20261124000000_address_identity },
   { name: 'Migration20261124000000_key_issuers', class: Migration20261124000000_key_issuers },
   { name: 'Migration20261125000000_listing_indexes', class: Migration20261125000000_listing_indexes },
+  { name: 'Migration20261126000000_billing', class: Migration20261126000000_billing },
 ];

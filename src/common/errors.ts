@@ -43,9 +43,12 @@ export const ERRORS = {
   method_not_allowed: { status: 405, graphql: 'BAD_USER_INPUT' },
   request_timeout: { status: 408, graphql: 'BAD_USER_INPUT' },
   conflict: { status: 409, graphql: 'CONFLICT', fromGraphql: true },
+  // Skip trace Idempotency-Key: its first request is still in flight / it was used with another body.
+  idempotency_key_in_use: { status: 409, graphql: 'CONFLICT' },
   payload_too_large: { status: 413, graphql: 'BAD_USER_INPUT' },
   unsupported_media_type: { status: 415, graphql: 'BAD_USER_INPUT' },
   invalid_request: { status: 422, graphql: 'BAD_USER_INPUT', fromGraphql: true },
+  idempotency_key_reused: { status: 422, graphql: 'BAD_USER_INPUT' },
   rate_limited: { status: 429, graphql: 'RATE_LIMITED', fromGraphql: true },
   // Retry-After: a slot frees when any of the key's traces completes, usually within a second.
   concurrency_limit: { status: 429, graphql: 'RATE_LIMITED', headers: { 'Retry-After': 1 } },
@@ -70,6 +73,9 @@ export interface ErrorDetail {
   message: string;
 }
 
+/** The header of an answer replayed for a repeated Idempotency-Key. */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
 /** The message of a masked error: the caller learns only that it was ours. */
 export const MASKED_MESSAGE = 'Unexpected error; retry.';
 
@@ -85,6 +91,8 @@ export class AppError extends GraphQLError {
     readonly kind: ErrorKind,
     message: string,
     details?: ErrorDetail[],
+    /** Set when this error is an earlier request's answer replayed (an Idempotency-Key's): that request's id. */
+    readonly replayOf?: { requestId: string },
   ) {
     const code = ERRORS[kind].graphql;
     super(message, { extensions: details ? { code, details } : { code } });
@@ -96,7 +104,8 @@ export class AppError extends GraphQLError {
   }
 
   get headers(): Readonly<Record<string, string | number>> {
-    return (ERRORS[this.kind] as ErrorRow).headers ?? {};
+    const headers = (ERRORS[this.kind] as ErrorRow).headers ?? {};
+    return this.replayOf ? { ...headers, [REPLAYED_HEADER]: 'true' } : headers;
   }
 
   /**
@@ -112,8 +121,9 @@ export class AppError extends GraphQLError {
     return new AppError(kind, (ERRORS[kind] as ErrorRow).masked ? MASKED_MESSAGE : error.message, details);
   }
 
-  /** The REST body; `requestId` (also in X-Request-Id) lets support find the logs. */
+  /** The REST body; `requestId` (also in X-Request-Id) lets support find the logs. A replay names the request it replays. */
   toBody(requestId?: string) {
+    requestId = this.replayOf?.requestId ?? requestId;
     return {
       error: {
         code: this.kind,

@@ -30,6 +30,12 @@ export interface Services {
   metrics: Registry;
 }
 
+/** A request's `Idempotency-Key` and the fingerprint of its body (canonical JSON, so key order does not count). */
+export interface IdempotencyKey {
+  key: string;
+  fingerprint: string;
+}
+
 /** What the HTTP host hands to Yoga, or the REST handler to the executor, for each request. */
 export interface RequestContext {
   principal: Principal;
@@ -37,6 +43,8 @@ export interface RequestContext {
   log: Logger;
   /** Whether the caller is still connected, and what to undo if its response is not delivered. */
   client: ClientWatch;
+  /** Set by a REST route that accepts an Idempotency-Key, when the request carries one. */
+  idempotencyKey?: IdempotencyKey;
 }
 
 /**

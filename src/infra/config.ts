@@ -46,6 +46,8 @@ const envSchema = z.object({
   SKIPTRACE_MAX_IN_FLIGHT: int(10),
   SKIPTRACE_TIMEOUT_MS: int(30000),
   SKIPTRACE_CACHE_TTL_DAYS: int(90),
+  SKIPTRACE_IDEMPOTENCY_SWEEP_INTERVAL_MS: int(60000),
+  SKIPTRACE_IDEMPOTENCY_SWEEP_BATCH: int(1000),
   SKIPTRACE_PROVIDER: z.preprocess(emptyAsUndefined, z.enum(['records', 'http']).default('records')),
   SKIPTRACE_PROVIDER_URL: z.preprocess(
     emptyAsUndefined,
@@ -79,6 +81,8 @@ export interface Config {
   };
   skipTrace: {
     cacheTtlDays: number;
+    /** Expired Idempotency-Keys (kept 24 h) are deleted this often, at most `batch` rows per statement. */
+    idempotencySweep: { intervalMs: number; batch: number };
     /** `records`: property records in the database; `http`: the upstream vendor. */
     provider: { kind: 'records' } | { kind: 'http'; url: string; apiKey: string };
   };
@@ -122,6 +126,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     skipTrace: {
       cacheTtlDays: e.SKIPTRACE_CACHE_TTL_DAYS,
+      idempotencySweep: { intervalMs: e.SKIPTRACE_IDEMPOTENCY_SWEEP_INTERVAL_MS, batch: e.SKIPTRACE_IDEMPOTENCY_SWEEP_BATCH },
       provider:
         e.SKIPTRACE_PROVIDER === 'http'
           ? { kind: 'http', url: e.SKIPTRACE_PROVIDER_URL as string, apiKey: e.SKIPTRACE_PROVIDER_KEY as string }

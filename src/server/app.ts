@@ -18,6 +18,8 @@ import { registerRestRoute, registeredRestRoutes } from './rest/rest-route.js';
 import { referenceRoutesReference, registerReferenceRoutes } from './reference/reference.routes.js';
 import { gatewayCallRoute } from './rest/routes/gateway-call.route.js';
 import { skipTraceRoute } from './rest/routes/skip-trace.route.js';
+import { skipTraceAccountRoute, skipTraceUsageRoute } from './rest/routes/skip-trace-billing.routes.js';
+import { startIdempotencySweeper } from '../skip-trace/idempotency/idempotency-sweeper.js';
 import type { Services } from '../graphql/context.js';
 import { createTraceCoordinator } from '../skip-trace/trace-coordinator.js';
 import { createHttpProvider } from '../skip-trace/providers/http-provider.js';
@@ -96,6 +98,9 @@ export async function buildApp(
   registerGraphqlRoutes(http, { services, yoga });
   registerRestRoute(http, { services, executeOperation }, gatewayCall);
   registerRestRoute(http, { services, executeOperation }, skipTraceRoute(schema));
+  registerRestRoute(http, { services, executeOperation }, skipTraceAccountRoute(schema));
+  registerRestRoute(http, { services, executeOperation }, skipTraceUsageRoute(schema));
+  const idempotencySweeper = startIdempotencySweeper(database.sql, config.skipTrace.idempotencySweep, log);
   registerDiscoveryRoutes(http, registry);
   allowOnly(http, '/schema.graphql', ['GET']);
   allowOnly(http, '/healthz', ['GET']);
@@ -111,6 +116,7 @@ export async function buildApp(
     services,
     database,
     async close() {
+      await idempotencySweeper.stop();
       // Connections whose in-flight request finishes during the drain stay open as keep-alive,
       // which would hold close() until they time out: close each as soon as it goes idle.
       const sweeper = setInterval(() => http.server.closeIdleConnections(), 50);

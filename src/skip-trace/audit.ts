@@ -8,7 +8,7 @@ export interface AuditEntry {
   principal: OrganizationPrincipal;
   /** `performance.now()` when the request began. */
   startedAt: number;
-  /** The trace status of a 200, else the error's REST name (`insufficient_credits`, …) or `client_closed`. */
+  /** The trace status of a 200, else the error's REST name (`insufficient_credits`, …), `client_closed` or `replayed`. */
   outcome: string;
   cacheKey: string | null;
   cacheHit: boolean;
@@ -17,6 +17,9 @@ export interface AuditEntry {
 
 /** The audit outcome of a call whose caller left before its response was delivered. */
 export const CALLER_GONE = 'client_closed';
+
+/** The audit outcome of a call answered with the stored answer of its Idempotency-Key's first request (uncharged). */
+export const REPLAYED = 'replayed';
 
 /**
  * The one writer of the skip trace audit (`skip_trace_requests`, raw SQL: one row per request,

@@ -70,6 +70,16 @@ const SkipTraceResultRef = builder.objectRef<SkipTraceResponse>('SkipTraceResult
     id: t.exposeID('id', { description: 'The skip trace request id (a new UUID per call).' }),
     status: t.field({ type: SkipTraceStatusEnum, resolve: (result) => result.status }),
     persons: t.field({ type: [SkipTracePersonRef], resolve: (result) => result.persons }),
+    creditsRemaining: t.exposeInt('creditsRemaining', {
+      description: "The organization's balance right after this call's charge (REST: the X-Credits-Remaining header).",
+    }),
+    cacheHit: t.exposeBoolean('cacheHit', {
+      description: 'Whether the result came from the cache rather than the provider (REST: X-Cache: hit | miss).',
+    }),
+    replayed: t.exposeBoolean('replayed', {
+      description:
+        'Whether this is the stored answer of an earlier request with the same Idempotency-Key (REST only: Idempotent-Replayed: true); never charged.',
+    }),
   }),
 });
 
@@ -101,9 +111,11 @@ builder.mutationFields((t) => ({
           metrics: ctx.services.skipTraceMetrics,
           log: ctx.services.log,
           client: ctx.client,
+          timeoutMs: ctx.services.config.limits.skipTraceTimeoutMs,
         },
         ctx.principal,
         args.input,
+        ctx.idempotencyKey && { idempotencyKey: ctx.idempotencyKey, requestId: ctx.requestId },
       ),
   }),
   generateSkipTraceKey: t.field({

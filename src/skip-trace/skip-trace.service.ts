@@ -4,8 +4,9 @@ import type { OrganizationPrincipal } from '../graphql/principal.js';
 import type { Em } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
 import { AppError } from '../common/errors.js';
+import type { IdempotencyKey } from '../graphql/context.js';
 import type { SkipTraceAdmission } from './admission.js';
-import { CALLER_GONE, recordAudit, recordRefund } from './audit.js';
+import { CALLER_GONE, recordAudit, recordRefund, REPLAYED } from './audit.js';
 import type { Logger } from 'pino';
 import type { ClientWatch } from '../infra/http/client-watch.js';
 import { skipTraceAccount } from './account/skip-trace-account.js';
@@ -13,11 +14,38 @@ import { UnresolvableAddressError, type TraceResult } from './providers/provider
 import type { TraceCoordinator } from './trace-coordinator.js';
 import type { SkipTraceMetrics } from './skip-trace.metrics.js';
 import { validateTraceInput, type SkipTraceInput } from './trace-input.js';
+import { forgetAnswerOf, releaseKey } from './idempotency/idempotency-keys.data.js';
+import {
+  beginIdempotentRequest,
+  replayedError,
+  settleFailedClaim,
+  storeResult,
+  type IdempotencyClaim,
+  type StoredAnswer,
+} from './idempotency/idempotent-request.js';
 
 export interface SkipTraceResponse extends TraceResult {
   /** A new UUID per call, also the key of its ledger charge and audit row. */
   id: string;
+  /** The organization's balance right after this call's charge. */
+  creditsRemaining: number;
+  /** Whether the result came from the cache rather than the provider. */
+  cacheHit: boolean;
+  /** Whether this is the stored answer of an earlier request with the same Idempotency-Key. */
+  replayed: boolean;
 }
+
+/** The request that carries an Idempotency-Key, and the id its error body names. */
+export interface IdempotentCall {
+  idempotencyKey: IdempotencyKey;
+  requestId: string;
+}
+
+/**
+ * How long a claimed Idempotency-Key stays claimed at most, past the trace timeout: the request
+ * ends (and settles its claim) well within it, so only a claim whose instance died runs it out.
+ */
+const CLAIM_LEASE_MARGIN_MS = 30_000;
 
 /** The caller went away before the trace was charged: nothing is charged, nothing is answered. */
 export class CallerGoneError extends AppError {
@@ -27,9 +55,11 @@ export class CallerGoneError extends AppError {
 }
 
 /**
- * One skip trace, in contract order: input (422), feature (403), credits (402), then the trace
- * (cache or provider, with the timeout), then the charge. The charge, its ledger row and the audit
- * row commit together, so a 200 always has exactly one charge and an error never has one.
+ * One skip trace, in contract order: input (422), the Idempotency-Key when the call carries one
+ * (409, 422, or the replay of its first answer), feature (403), credits (402), then the trace
+ * (cache or provider, with the timeout), then the charge. The charge, its ledger row, the audit
+ * row and the key's stored answer commit together, so a 200 always has exactly one charge, an
+ * error never has one, and a key's replays never charge again.
  *
  * A charge needs a delivered response: a caller gone before the commit is not charged (the
  * transaction checks last and rolls back), and one gone before its response was written in full
@@ -44,19 +74,38 @@ export async function runSkipTrace(
     metrics: SkipTraceMetrics;
     log: Logger;
     client: ClientWatch;
+    timeoutMs: number;
   },
   principal: OrganizationPrincipal,
   input: SkipTraceInput,
+  idempotent?: IdempotentCall,
 ): Promise<SkipTraceResponse> {
   const { em, traces, client } = deps;
   const requestId = randomUUID();
   const startedAt = performance.now();
   let cacheKey: string | null = null;
+  let claim: IdempotencyClaim | null = null;
+  // The caller leaving frees its key at once, so its retry need not wait for the trace to end.
+  const releaseOnLeave = () => {
+    if (claim)
+      releaseKey(deps.sql, claim).catch((error) => deps.log.error({ err: error, requestId }, 'could not release an idempotency key'));
+  };
   try {
     // Released when the response is done or the caller leaves (admission.ts).
     deps.admission.admit(principal.keyId, client);
     const trace = validateTraceInput(input);
     cacheKey = trace.cacheKey;
+    if (idempotent) {
+      const begun = await beginIdempotentRequest<SkipTraceResponse>(
+        deps.sql,
+        principal.organizationId,
+        idempotent.idempotencyKey,
+        deps.timeoutMs + CLAIM_LEASE_MARGIN_MS,
+      );
+      if ('replay' in begun) return await replay(deps, { principal, requestId, startedAt, cacheKey }, begun.replay);
+      claim = begun.claim;
+      client.signal.addEventListener('abort', releaseOnLeave, { once: true });
+    }
     await skipTraceAccount.ensureCanTrace(deps.sql, principal.organizationId);
 
     let resolved;
@@ -76,10 +125,16 @@ export async function runSkipTrace(
     await setImmediate();
     await setImmediate();
     if (client.signal.aborted) throw new CallerGoneError();
-    await em.transactional(async (tx) => {
-      await skipTraceAccount.charge(tx, principal.organizationId, requestId);
+    const response = await em.transactional(async (tx): Promise<SkipTraceResponse> => {
+      const creditsRemaining = await skipTraceAccount.charge(tx, principal.organizationId, requestId);
       await recordAudit(tx, { id: requestId, principal, startedAt, outcome: result.status, cacheKey, cacheHit, charged: true });
+      const answer = { id: requestId, status: result.status, persons: result.persons, creditsRemaining, cacheHit, replayed: false };
+      // A claim released because the caller left, or taken over once its lease ran out, must not
+      // be answered twice: no charge.
+      if (claim && !(await storeResult(tx, claim, answer, requestId)))
+        throw client.signal.aborted ? new CallerGoneError() : new Error('The Idempotency-Key claim was lost.');
       if (client.signal.aborted) throw new CallerGoneError();
+      return answer;
     });
     // Counted once committed: a rolled-back charge is no charge.
     deps.metrics.creditsCharged.inc();
@@ -90,16 +145,46 @@ export async function runSkipTrace(
         (error) => deps.log.error({ err: error, requestId }, 'could not reverse the charge of an undelivered skip trace'),
       );
     });
-    return { id: requestId, status: result.status, persons: result.persons };
+    return response;
   } catch (error) {
     // Outcomes are the errors' REST names, whichever route the call came through.
-    const outcome = error instanceof CallerGoneError ? CALLER_GONE : error instanceof AppError ? error.kind : 'internal_error';
+    const outcome =
+      error instanceof CallerGoneError
+        ? CALLER_GONE
+        : error instanceof AppError
+          ? error.replayOf
+            ? REPLAYED
+            : error.kind
+          : 'internal_error';
     deps.metrics.outcomes.inc({ outcome });
     await recordAudit(deps.sql, { id: requestId, principal, startedAt, outcome, cacheKey, cacheHit: false, charged: false }).catch(
       (auditError) => deps.log.error({ err: auditError, requestId }, 'could not record the skip trace audit row'),
     );
+    if (claim && idempotent)
+      await settleFailedClaim(deps.sql, claim, error, !(error instanceof CallerGoneError), idempotent.requestId).catch((settleError) =>
+        deps.log.error({ err: settleError, requestId }, 'could not settle an idempotency key'),
+      );
     throw error;
+  } finally {
+    client.signal.removeEventListener('abort', releaseOnLeave);
   }
+}
+
+/**
+ * Answers with a key's stored answer: a stored result is returned as it was (same id, same
+ * balance and cache headers), a stored error thrown as it was; nothing is charged, and the audit
+ * records the call as `replayed`.
+ */
+async function replay(
+  deps: { sql: Sql; metrics: SkipTraceMetrics },
+  call: { principal: OrganizationPrincipal; requestId: string; startedAt: number; cacheKey: string },
+  answer: StoredAnswer<SkipTraceResponse>,
+): Promise<SkipTraceResponse> {
+  // An error is audited by runSkipTrace's error path, as any error is.
+  if ('error' in answer) throw replayedError(answer.error);
+  deps.metrics.outcomes.inc({ outcome: REPLAYED });
+  await recordAudit(deps.sql, { id: call.requestId, ...call, outcome: REPLAYED, cacheHit: false, charged: false });
+  return { ...answer.result, replayed: true };
 }
 
 /**
@@ -109,7 +194,11 @@ export async function runSkipTrace(
 async function refundUndelivered(em: Em, organizationId: string, requestId: string): Promise<boolean> {
   return em.transactional(async (tx) => {
     const refunded = await skipTraceAccount.refundCharge(tx, organizationId, requestId);
-    if (refunded) await recordRefund(tx, requestId, CALLER_GONE);
+    if (refunded) {
+      await recordRefund(tx, requestId, CALLER_GONE);
+      // An Idempotency-Key's retry then runs (and is charged) anew rather than replaying a refunded answer.
+      await forgetAnswerOf(tx, requestId);
+    }
     return refunded;
   });
 }

@@ -24,6 +24,7 @@ const OWNERS: Record<string, string> = {
   skip_trace_credit_ledger: 'src/skip-trace/',
   skip_trace_requests: 'src/skip-trace/',
   skip_trace_results: 'src/skip-trace/',
+  skip_trace_idempotency_keys: 'src/skip-trace/',
   properties: 'src/skip-trace/',
   property_owners: 'src/skip-trace/',
   property_persons: 'src/skip-trace/',

@@ -2,6 +2,9 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import { startFakeVendor, type FakeVendor } from '../support/fake-vendor.js';
 
 /**
  * Runs the service as its own process, exactly as `npm start` does (the bundle `npm run build`
@@ -152,4 +155,80 @@ export async function pool<T>(count: number, concurrency: number, task: (i: numb
     }),
   );
   return results;
+}
+
+/**
+ * An organization with `credits` and a skip trace key, created through `service` and its key issued
+ * through `keyService` (another process, to show both agree).
+ */
+export async function skipTraceOrganization(service: ServiceProcess, keyService: ServiceProcess, credits: number) {
+  const org = await graphql(
+    service,
+    `
+      mutation {
+        createOrganization(name: "Process test") {
+          id
+        }
+      }
+    `,
+  );
+  const organizationId = org.body.data.createOrganization.id as string;
+  if (credits)
+    await graphql(
+      service,
+      `
+        mutation ($o: ID!, $n: Int!) {
+          addSkipTraceCredits(organizationId: $o, amount: $n, reference: "seed") {
+            id
+          }
+        }
+      `,
+      {
+        o: organizationId,
+        n: credits,
+      },
+    );
+  const key = await graphql(
+    keyService,
+    `
+      mutation ($o: ID!) {
+        generateSkipTraceKey(organizationId: $o) {
+          secret
+        }
+      }
+    `,
+    { o: organizationId },
+  );
+  return { organizationId, stk: key.body.data.generateSkipTraceKey.secret as string };
+}
+
+export interface TwoProcesses {
+  vendor: FakeVendor;
+  a: ServiceProcess;
+  b: ServiceProcess;
+  /** A client of the shared database, to check what both processes wrote. */
+  db: pg.Client;
+}
+
+/**
+ * A fake vendor and two service processes on the shared database and Redis, started before the
+ * file's tests with `env(vendor)` (given to `assign`) and stopped after them.
+ */
+export function useTwoProcesses(env: (vendor: FakeVendor) => Record<string, string>, assign: (started: TwoProcesses) => void) {
+  const { databaseUrl } = requireRealBackends();
+  let started: Partial<TwoProcesses> = {};
+  beforeAll(async () => {
+    const vendor = await startFakeVendor();
+    started.vendor = vendor;
+    [started.a, started.b] = await Promise.all([spawnService(env(vendor)), spawnService(env(vendor))]);
+    started.db = new pg.Client({ connectionString: databaseUrl });
+    await started.db.connect();
+    assign(started as TwoProcesses);
+  });
+  afterAll(async () => {
+    await Promise.all([started.a?.stop(), started.b?.stop()]);
+    await started.vendor?.close();
+    await started.db?.end();
+    started = {};
+  });
 }

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeVendor, type FakeVendor } from '../support/fake-vendor.js';
-import { graphql, json, pool, requireRealBackends, spawnService, type ServiceProcess } from './spawn-service.js';
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { vendorEnv, type FakeVendor } from '../support/fake-vendor.js';
+import { graphql, json, pool, skipTraceOrganization, useTwoProcesses, type ServiceProcess } from './spawn-service.js';
 
-const { databaseUrl } = requireRealBackends();
 let vendor: FakeVendor;
 let a: ServiceProcess;
 let b: ServiceProcess;
@@ -12,63 +11,17 @@ let db: pg.Client;
 
 const GATEWAY_LIMIT = 40;
 
-beforeAll(async () => {
-  vendor = await startFakeVendor();
-  const env = {
-    SKIPTRACE_PROVIDER: 'http',
-    SKIPTRACE_PROVIDER_URL: vendor.url,
-    SKIPTRACE_PROVIDER_KEY: vendor.apiKey,
+useTwoProcesses(
+  (fakeVendor) => ({
+    ...vendorEnv(fakeVendor),
     GATEWAY_RATE_LIMIT_PER_MIN: String(GATEWAY_LIMIT),
     SKIPTRACE_RATE_LIMIT_PER_MIN: '100000',
     SKIPTRACE_MAX_IN_FLIGHT: '1000',
-  };
-  [a, b] = await Promise.all([spawnService(env), spawnService(env)]);
-  db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
-});
-afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop()]);
-  await vendor?.close();
-  await db?.end();
-});
+  }),
+  (started) => ({ vendor, a, b, db } = started),
+);
 
-async function organization(credits: number) {
-  const org = await graphql(
-    a,
-    `
-      mutation {
-        createOrganization(name: "Two processes") {
-          id
-        }
-      }
-    `,
-  );
-  const organizationId = org.body.data.createOrganization.id as string;
-  if (credits)
-    await graphql(
-      a,
-      `
-        mutation ($o: ID!, $n: Int!) {
-          addSkipTraceCredits(organizationId: $o, amount: $n, reference: "seed") {
-            id
-          }
-        }
-      `,
-      { o: organizationId, n: credits },
-    );
-  const key = await graphql(
-    b,
-    `
-      mutation ($o: ID!) {
-        generateSkipTraceKey(organizationId: $o) {
-          secret
-        }
-      }
-    `,
-    { o: organizationId },
-  );
-  return { organizationId, stk: key.body.data.generateSkipTraceKey.secret as string };
-}
+const organization = (credits: number) => skipTraceOrganization(a, b, credits);
 
 async function gatewayKey(organizationId: string) {
   const user = await graphql(

@@ -126,10 +126,32 @@ describe('GET /openapi.json', () => {
 
   it("lists each route's error statuses with the error body, codes from the error table, and the rate-limit and request-id headers", () => {
     const skipTrace = document.paths['/api/v1/skiptrace'].post.responses;
-    expect(Object.keys(skipTrace).sort()).toEqual(['200', '401', '402', '403', '408', '413', '415', '422', '429', '500', '504']);
+    expect(Object.keys(skipTrace).sort()).toEqual(['200', '401', '402', '403', '408', '409', '413', '415', '422', '429', '500', '504']);
     const codesOf = (response: Schema) => response.content['application/json'].schema.allOf[1].properties.error.properties.code.enum;
     expect(codesOf(skipTrace['429']).sort()).toEqual(['concurrency_limit', 'rate_limited']);
     expect(skipTrace['429'].headers['Retry-After']).toBeDefined();
+    expect(codesOf(skipTrace['409'])).toEqual(['idempotency_key_in_use']);
+    expect(codesOf(skipTrace['422'])).toContain('idempotency_key_reused');
+    // The billing headers and the idempotency header come from the route's declaration.
+    expect(Object.keys(skipTrace['200'].headers)).toEqual(
+      expect.arrayContaining(['X-Credits-Remaining', 'X-Cache', 'Idempotent-Replayed']),
+    );
+    const skipTraceParameters = document.paths['/api/v1/skiptrace'].post.parameters as Schema[];
+    expect(skipTraceParameters.find((p) => p.name === 'Idempotency-Key')).toMatchObject({ in: 'header', required: false });
+    // The 200 body is the API reference's object: the fields answered as headers are not in it.
+    const traceBody = JSON.stringify(skipTrace['200'].content['application/json'].schema);
+    for (const field of ['creditsRemaining', 'cacheHit', 'replayed']) expect(traceBody).not.toContain(field);
+    // GET routes: query parameters from the operation's variables, no body, no 415.
+    const usage = document.paths['/api/v1/skiptrace/usage'].get;
+    expect(usage.requestBody).toBeUndefined();
+    expect(
+      (usage.parameters as Schema[])
+        .filter((p) => p.in === 'query')
+        .map((p) => p.name)
+        .sort(),
+    ).toEqual(['cursor', 'from', 'limit', 'to']);
+    expect(usage.responses['415']).toBeUndefined();
+    expect(document.paths['/api/v1/skiptrace/account'].get.security).toEqual([{ skipTraceKey: [] }]);
     const call = document.paths['/api/v1/call'].post.responses;
     expect(Object.keys(call).sort()).toEqual(['200', '401', '403', '404', '408', '413', '415', '422', '429', '500']);
     expect(codesOf(call['404'])).toEqual(['unknown_operation']);

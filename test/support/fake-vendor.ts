@@ -59,6 +59,13 @@ export interface FakeVendor {
   close(): Promise<void>;
 }
 
+/** The service's settings for the http provider pointed at `vendor`. */
+export const vendorEnv = (vendor: FakeVendor) => ({
+  SKIPTRACE_PROVIDER: 'http',
+  SKIPTRACE_PROVIDER_URL: vendor.url,
+  SKIPTRACE_PROVIDER_KEY: vendor.apiKey,
+});
+
 /** What a failing vendor says; it must reach the logs only, never a caller. */
 export const FAKE_VENDOR_FAILURE_MESSAGE = 'vendor internal: shard db-7 unavailable (trace 9f2c)';
 

@@ -11,6 +11,7 @@ import { ERRORS, type ErrorKind } from '../../common/errors.js';
 import type { Caller } from '../../auth/rate-windows.js';
 import { JSON_SCHEMA_DIALECT, type JsonSchema } from '../rest/json-schema.js';
 import type { RestRoute } from '../rest/rest-route.js';
+import { IDEMPOTENCY_KEY_HEADER } from '../rest/idempotency-key.js';
 import type { DocumentedRoute } from './documented-route.js';
 
 /** The version of the API the document describes (its paths are under `/api/v1`). */
@@ -173,20 +174,35 @@ const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
 function restOperation(route: RestRoute<Caller>, components: Components): OpenApiObject {
   const reference = route.reference ?? {};
   for (const [name, schema] of Object.entries(reference.components ?? {})) components.add(name, schema);
-  // Only POST declarations exist today; a GET one (query parameters) would have no body.
-  const hasBody = (route.method as string) !== 'GET';
+  // GET declarations take query parameters and no body.
+  const hasBody = route.method !== 'GET';
   const errors = [
     ...HOST_ERRORS,
     ...REST_ERRORS.filter((kind) => hasBody || kind !== 'unsupported_media_type'),
     ...(route.admit ? (['concurrency_limit'] as const) : []),
+    ...(route.idempotencyHeader ? (['idempotency_key_in_use', 'idempotency_key_reused'] as const) : []),
     ...(reference.errors ?? []),
   ];
-  const query = reference.query ? components.embed(reference.query) : undefined;
+  // What the declaration itself states (query schema, idempotency header, response headers) is documented from it.
+  const querySchema = route.query ?? reference.query;
+  const query = querySchema ? components.embed(querySchema) : undefined;
+  const requestHeaders = {
+    ...(route.idempotencyHeader && {
+      [route.idempotencyHeader]: { ...IDEMPOTENCY_KEY_HEADER, required: false },
+    }),
+    ...reference.requestHeaders,
+  };
+  const responseHeaders = {
+    ...Object.fromEntries(
+      Object.entries(route.responseHeaders ?? {}).map(([name, h]) => [name, { description: h.description, schema: h.schema }]),
+    ),
+    ...reference.responseHeaders,
+  };
   const queryProperties = (query?.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((query?.required ?? []) as string[]);
   const parameters = [
     { $ref: '#/components/parameters/XRequestId' },
-    ...Object.entries(reference.requestHeaders ?? {}).map(([name, h]) => ({
+    ...Object.entries(requestHeaders).map(([name, h]) => ({
       name,
       in: 'header',
       description: h.description,
@@ -230,7 +246,7 @@ function restOperation(route: RestRoute<Caller>, components: Components): OpenAp
           'X-Request-Id': header('XRequestId'),
           ...rateLimitHeaders(),
           ...Object.fromEntries(
-            Object.entries(reference.responseHeaders ?? {}).map(([name, h]) => [
+            Object.entries(responseHeaders).map(([name, h]) => [
               name,
               { description: h.description, schema: h.schema ? components.embed(h.schema) : { type: 'string' } },
             ]),

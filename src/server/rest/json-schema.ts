@@ -391,3 +391,11 @@ export function resultJsonSchema(
   const keys = Object.keys(props);
   return { $schema: JSON_SCHEMA_DIALECT, ...(opts.rootField && keys.length === 1 ? props[keys[0]] : data) };
 }
+
+/** An object schema without some of its properties (e.g. fields a route answers as headers rather than in its body). */
+export function withoutProperties(schema: JsonSchema, names: readonly string[]): JsonSchema {
+  const properties = { ...(schema.properties as Record<string, JsonSchema>) };
+  for (const name of names) delete properties[name];
+  const required = Array.isArray(schema.required) ? (schema.required as string[]).filter((name) => !names.includes(name)) : undefined;
+  return { ...schema, properties, ...(required && { required }) };
+}

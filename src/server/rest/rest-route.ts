@@ -11,6 +11,8 @@ import type { OperationExecutor } from './operation-executor.js';
 import { fragmentsOf, resultJsonSchema, type JsonSchema } from './json-schema.js';
 import type { ErrorKind } from '../../common/errors.js';
 import { variablesValidator, type VariablesValidator } from './variables.js';
+import { readIdempotencyKey } from './idempotency-key.js';
+import { queryVariables } from './query-parameters.js';
 
 /** A GraphQL document a REST route runs, checked against the schema and prepared at start-up. */
 export interface RestOperation {
@@ -88,17 +90,28 @@ export interface OperationCall {
   variables: Record<string, unknown>;
 }
 
+/** A header of a route's successful answers: described (for the API reference) and taken from the root field's value. */
+export interface ResponseHeader<V> {
+  description: string;
+  schema: JsonSchema;
+  /** Its value for this answer; undefined: not sent. */
+  value: (result: V) => string | undefined;
+}
+
 /**
  * A REST route, declared: everything route-specific, as data and small functions. The generic
  * handler below runs every declaration through the same checks, in the contract's order:
  *
  *   credential (401) → rate window (429) → admission (429) → body size (413) → media type (415)
- *   → JSON (422) → body → operation (422, 404, 403) → variables (422) → execute → one error mapping
+ *   → JSON (422) → Idempotency-Key header (422) → body or query → operation (422, 404, 403)
+ *   → variables (422) → execute → one error mapping
  *
- * so a new route cannot skip one. Errors are AppErrors (common/errors.ts) throughout.
+ * so a new route cannot skip one. Errors are AppErrors (common/errors.ts) throughout. `C`: the
+ * callers it serves; `V`: its operation's root field value.
  */
-export interface RestRoute<C extends Caller = Caller> {
-  method: 'POST';
+export interface RestRoute<C extends Caller = Caller, V = unknown> {
+  /** POST routes take a JSON body; GET routes take query parameters. */
+  method: 'POST' | 'GET';
   path: string;
   /** One line for discovery and the API reference. */
   summary: string;
@@ -110,15 +123,30 @@ export interface RestRoute<C extends Caller = Caller> {
    * whatever it takes is released when the response is done or the caller leaves.
    */
   admit?: (services: Services, caller: C, client: ClientWatch) => void;
-  /** The body (parsed JSON, not yet checked) as the operation to run and its variables. */
-  toCall: (body: unknown, caller: C) => OperationCall;
+  /**
+   * GET routes: the JSON Schema of the query parameters, which are the operation's variables by
+   * name (derived from the schema: `operation.variables.schema`). Values arrive as strings; those
+   * the schema types as integers or booleans are read as such; an unknown or repeated parameter is
+   * 422 naming it (`query-parameters.ts`).
+   */
+  query?: JsonSchema;
+  /**
+   * The request header that may carry an idempotency key (`Idempotency-Key`): when present it must
+   * be 1 to 255 printable ASCII characters (else 422 naming it), and it is handed to the operation
+   * with its body's fingerprint (context `idempotencyKey`), which does the rest.
+   */
+  idempotencyHeader?: string;
+  /** The body (POST: parsed JSON, not yet checked) or the query parameters (GET) as the operation to run and its variables. */
+  toCall: (input: unknown, caller: C) => OperationCall;
   /** How `details` paths read for this route (e.g. relative to the body rather than `variables`). */
   detailPath?: (path: string) => string;
   /** The message of a 422 whose details name the failing variables. */
   invalidMessage: string;
   /** The response body from the root field's value. */
-  respond: (value: unknown) => unknown;
-  /** What the API reference says of the route (schemas, headers, errors); optional. */
+  respond: (value: V) => unknown;
+  /** Headers of a successful answer, by name (the API reference documents them too). */
+  responseHeaders?: Record<string, ResponseHeader<V>>;
+  /** What the API reference says of the route beyond what the fields above declare; optional. */
   reference?: RouteReference;
   /** Told of every request the route refused before its operation ran (e.g. for an audit). */
   onRefused?: (services: Services, refusal: { caller: C; kind: string; startedAt: number }) => Promise<void>;
@@ -138,10 +166,10 @@ const registered = new WeakMap<FastifyInstance, RestRoute<Caller>[]>();
 export const registeredRestRoutes = (app: FastifyInstance): readonly RestRoute<Caller>[] => registered.get(app) ?? [];
 
 /** Registers a declared REST route, and 405 for its other methods. */
-export function registerRestRoute<C extends Caller>(
+export function registerRestRoute<C extends Caller, V>(
   app: FastifyInstance,
   deps: { services: Services; executeOperation: OperationExecutor },
-  route: RestRoute<C>,
+  route: RestRoute<C, V>,
 ) {
   registered.set(app, [...registeredRestRoutes(app), route as unknown as RestRoute<Caller>]);
   const { services, executeOperation } = deps;
@@ -172,7 +200,9 @@ export function registerRestRoute<C extends Caller>(
     }),
     handler: async (request, reply) => {
       const caller = callerOf(request);
-      const { operation, variables } = route.toCall(request.body, caller);
+      const idempotencyKey = route.idempotencyHeader ? readIdempotencyKey(request, route.idempotencyHeader) : undefined;
+      const input = route.method === 'GET' ? queryVariables(route.query ?? {}, request.query) : request.body;
+      const { operation, variables } = route.toCall(input, caller);
       const details = operation.variables.check(variables);
       if (details.length) {
         const detailPath = route.detailPath ?? ((path: string) => path);
@@ -188,9 +218,16 @@ export function registerRestRoute<C extends Caller>(
         requestId: request.id,
         log: request.log,
         client: request.client,
+        ...(idempotencyKey && { idempotencyKey }),
       });
       if (error) throw error;
-      return reply.send(route.respond(data?.[operation.rootField] ?? null));
+      // The operation's root field, as the route's document selects it.
+      const value = (data?.[operation.rootField] ?? null) as V;
+      for (const [name, header] of Object.entries(route.responseHeaders ?? {})) {
+        const headerValue = header.value(value);
+        if (headerValue !== undefined) reply.header(name, headerValue);
+      }
+      return reply.send(route.respond(value));
     },
   });
   allowOnly(app, route.path, [route.method]);

@@ -11,13 +11,19 @@ import {
   UNKNOWN_FIELD,
 } from '../../common/detail-messages.js';
 import { variablesJsonSchema, type FragmentMap, type JsonSchema } from './json-schema.js';
+import { readTimestamp } from '../../graphql/scalars.js';
 
 /**
  * The one JSON Schema validator of the REST routes: every route's body is checked against the
  * variables schema of its operation, derived from the GraphQL schema (json-schema.ts). `verbose`
  * keeps each failing schema beside its error, so a message can name the allowed values.
  */
-const ajv = new Ajv2020({ strict: false, allErrors: true, verbose: true, formats: { 'date-time': true } });
+const ajv = new Ajv2020({
+  strict: false,
+  allErrors: true,
+  verbose: true,
+  formats: { 'date-time': (value: string) => readTimestamp(value) !== null },
+});
 
 export interface VariablesValidator {
   /** The variables' JSON Schema as discovery publishes it: standard keywords only. */

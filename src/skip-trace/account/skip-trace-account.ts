@@ -21,18 +21,24 @@ export const MAX_CREDIT_BALANCE = 2_147_483_647;
 const noCreditsLeft = () => new AppError('insufficient_credits', 'The organization has no skip trace credits left.');
 
 export const skipTraceAccount = {
+  /** Whether the organization's plan permits skip tracing, and its balance; null for an unknown organization. */
+  async read(sql: Sql, organizationId: string): Promise<{ enabled: boolean; credits: number } | null> {
+    const [account] = await sql.execute<{ skip_trace_enabled: boolean; skip_trace_credits: number }[]>(
+      `select skip_trace_enabled, skip_trace_credits from organizations where id = ?`,
+      [organizationId],
+    );
+    return account ? { enabled: account.skip_trace_enabled, credits: Number(account.skip_trace_credits) } : null;
+  },
+
   /**
    * Whether the organization may start a trace now: its plan permits skip tracing (else 403
    * feature_unavailable), and it has a credit left (else 402 insufficient_credits). The charge
    * checks the balance again, on the locked row.
    */
   async ensureCanTrace(sql: Sql, organizationId: string): Promise<void> {
-    const [account] = await sql.execute<{ skip_trace_enabled: boolean; skip_trace_credits: number }[]>(
-      `select skip_trace_enabled, skip_trace_credits from organizations where id = ?`,
-      [organizationId],
-    );
-    if (!account?.skip_trace_enabled) throw new AppError('feature_unavailable', 'Skip tracing is not available for this organization.');
-    if (account.skip_trace_credits <= 0) throw noCreditsLeft();
+    const account = await skipTraceAccount.read(sql, organizationId);
+    if (!account?.enabled) throw new AppError('feature_unavailable', 'Skip tracing is not available for this organization.');
+    if (account.credits <= 0) throw noCreditsLeft();
   },
 
   /** Whether the organization's plan permits skip tracing. */
@@ -92,20 +98,21 @@ export const skipTraceAccount = {
   },
 
   /**
-   * One credit for one completed trace, inside the caller's transaction. The conditional update
-   * is the guard: when concurrent charges race for the last credit, exactly one wins.
+   * One credit for one completed trace, inside the caller's transaction; the balance after it.
+   * The conditional update is the guard: when concurrent charges race for the last credit,
+   * exactly one wins.
    */
-  async charge(tx: Sql, organizationId: string, requestId: string): Promise<void> {
-    const result = await tx.execute<{ affectedRows: number }>(
-      `update organizations set skip_trace_credits = skip_trace_credits - 1 where id = ? and skip_trace_credits > 0`,
+  async charge(tx: Sql, organizationId: string, requestId: string): Promise<number> {
+    const [charged] = await tx.execute<{ skip_trace_credits: number }[]>(
+      `update organizations set skip_trace_credits = skip_trace_credits - 1 where id = ? and skip_trace_credits > 0 returning skip_trace_credits`,
       [organizationId],
-      'run',
     );
-    if (result.affectedRows !== 1) throw noCreditsLeft();
+    if (!charged) throw noCreditsLeft();
     await tx.execute(
       `insert into skip_trace_credit_ledger (id, organization_id, kind, amount, request_id) values (?, ?, 'charge', -1, ?)`,
       [crypto.randomUUID(), organizationId, requestId],
     );
+    return Number(charged.skip_trace_credits);
   },
 
   /**

@@ -3,7 +3,7 @@
  * is `addressKey`); a skip-trace cache key is an address plus an actor, built on the same
  * `addressKey`, so records and traces cannot disagree about which spellings are one address.
  */
-import { canonicalHash } from './canonical-hash.js';
+import { canonicalHash } from '../../common/canonical-hash.js';
 import { INTERCHANGEABLE_DESIGNATORS } from './pub28-tables.js';
 import type { StandardAddress } from './standardize.js';
 

@@ -1,6 +1,6 @@
 /** Cache key for skip-trace results: one key per address identity and traced actor. */
 import type { NormalizedActor } from './actor.js';
-import { canonicalHash, type Json } from './canonical-hash.js';
+import { canonicalHash, type Json } from '../../common/canonical-hash.js';
 import { addressKey } from './address-identity.js';
 import type { StandardAddress } from './standardize.js';
 

@@ -1,4 +1,4 @@
-/** Hashing of canonical JSON, behind the address key and the trace cache key. */
+/** Hashing of canonical JSON: the address key, the trace cache key, an idempotent request's body fingerprint. */
 import { createHash } from 'node:crypto';
 
 export type Json = string | number | boolean | null | readonly Json[] | { readonly [key: string]: Json };
