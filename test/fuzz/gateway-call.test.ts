@@ -42,7 +42,13 @@ const RUNS = {
   nesting: runs(40),
 };
 
-const OPERATIONS = ['listNotifications', 'getNotificationCounts', 'getAvailableNotificationTypes', 'markNotificationsRead', 'viewer'] as const;
+const OPERATIONS = [
+  'listNotifications',
+  'getNotificationCounts',
+  'getAvailableNotificationTypes',
+  'markNotificationsRead',
+  'viewer',
+] as const;
 const VARIABLE_NAMES = ['notificationTypeFilter', 'seen', 'searchTerm', 'limit', 'cursor', 'notificationIds', 'isSeen'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
