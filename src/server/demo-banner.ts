@@ -13,8 +13,10 @@ interface Where {
 
 const rule = '─'.repeat(72);
 const startOver = (dataDir: string) =>
-  `To start over with new keys: stop the server, delete the data dir (rm -rf ${dataDir}) and start again;\n` +
-  `an empty data dir is seeded anew (new ids, new keys, the demo feed as new).`;
+  dataDir.startsWith('memory://')
+    ? `The database is in memory: it ends with the process, and every start seeds it anew.`
+    : `To start over with new keys: stop the server, delete the data dir (rm -rf ${dataDir}) and start again;\n` +
+      `an empty data dir is seeded anew (new ids, new keys, the demo feed as new).`;
 
 export function seededBanner(demo: DemoSeed, { port, dataDir }: Where): string {
   const api = `http://localhost:${port}`;

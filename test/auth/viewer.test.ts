@@ -120,6 +120,9 @@ describe('the gateway operation viewer', () => {
     const writer = await service.provision({ scopes: ['WRITE'] });
     const result = await service.call(writer.key, { operationId: 'viewer', variables: {} });
     expect({ status: result.status, code: result.body.error.code }).toEqual({ status: 403, code: 'insufficient_scope' });
+    // The error body names its request, as X-Request-Id does (README, Using the gateway).
+    expect(result.body.error.requestId).toBe(result.headers.get('x-request-id'));
+    expect(result.body.error.requestId).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('takes no variables', async () => {
