@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeVendor, type FakeVendor } from '../support/fake-vendor.js';
+import { startFakeVendor, vendorProviderEnv, type FakeVendor } from '../support/fake-vendor.js';
 import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
 
 let service: TestService;
@@ -49,13 +49,7 @@ function runExample(command: string[], env: Record<string, string>, onOutput?: (
 
 beforeAll(async () => {
   vendor = await startFakeVendor();
-  service = await startService({
-    SKIPTRACE_PROVIDER: 'http',
-    SKIPTRACE_PROVIDER_URL: vendor.url,
-    SKIPTRACE_PROVIDER_KEY: vendor.apiKey,
-    SKIPTRACE_TIMEOUT_MS: '300',
-    SKIPTRACE_MAX_IN_FLIGHT: '1',
-  });
+  service = await startService({ ...vendorProviderEnv(vendor), SKIPTRACE_TIMEOUT_MS: '300', SKIPTRACE_MAX_IN_FLIGHT: '1' });
   reader = await service.provision({ scopes: ['READ', 'WRITE'] });
   const start = Date.parse('2026-01-01T00:00:00Z');
   await publish(
