@@ -5,7 +5,18 @@ import tseslint from 'typescript-eslint';
 
 /** Lint rules for the whole repository; formatting is Prettier's (`npm run format`), so its conflicting rules are off. */
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'bench/.data/', 'bench/results/', 'src/server/gateway/__generated__/', '**/*.mjs'] },
+  {
+    ignores: [
+      'node_modules/',
+      'dist/',
+      'data/',
+      'bench/.data/',
+      'bench/results/',
+      'src/server/gateway/__generated__/',
+      'examples/client/__generated__/',
+      '**/*.mjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

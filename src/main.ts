@@ -2,7 +2,6 @@ import { createLogger } from './infra/logger.js';
 import { ConfigError, loadConfig } from './infra/config.js';
 import { startEmbeddedEngine } from './infra/database/embedded-engine.js';
 import { DataDirInUseError } from './infra/database/data-dir-lock.js';
-import type { DemoSeed } from './server/demo-seed.js';
 
 const DRAIN_TIMEOUT_MS = 10_000;
 
@@ -28,11 +27,20 @@ async function main() {
   const { buildApp } = await import('./server/app.js');
   const app = await buildApp(config, log, { embeddedEngine });
 
-  let demo: DemoSeed | null = null;
+  // The embedded mode's demo banner, written once the port is known.
+  let bannerFor: ((port: number) => string) | undefined;
   // Demo data only ever goes into a brand-new embedded database, never into a real one.
-  if (config.seedDemo && app.database.kind === 'embedded' && app.database.freshEmbedded) {
-    const { seedDemo } = await import('./server/demo-seed.js');
-    demo = await seedDemo(app.services.orm.em.fork());
+  if (config.seedDemo && config.database.kind === 'embedded' && app.database.kind === 'embedded') {
+    const { seedDemo, findSeededDemo } = await import('./server/demo-seed.js');
+    const { seededBanner, reopenedBanner } = await import('./server/demo-banner.js');
+    const dataDir = config.database.dataDir;
+    if (app.database.freshEmbedded) {
+      const demo = await seedDemo(app.services.orm.em.fork());
+      bannerFor = (port) => seededBanner(demo, { port, dataDir });
+    } else {
+      const found = await findSeededDemo(app.services.orm.em.fork(), app.services.sql);
+      if (found) bannerFor = (port) => reopenedBanner(found, { port, dataDir });
+    }
   }
 
   try {
@@ -44,27 +52,15 @@ async function main() {
     await app.close().catch(() => undefined);
     throw new StartupRefusal(
       code === 'EADDRINUSE'
-        ? `Port ${config.port} on ${config.host} is already in use: stop the process that holds it, or set PORT to another port.`
+        ? `Port ${config.port} on ${config.host} is already in use: stop the process that holds it, or set PORT to another port (e.g. PORT=${config.port + 1} npm start).`
         : `No permission to listen on port ${config.port} on ${config.host}: set PORT to a port above 1023.`,
     );
   }
   const address = app.http.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info({ port, database: app.database.kind, redis: Boolean(config.redisUrl) }, 'service ready');
-  if (demo) {
-    // The one place a key is ever printed: demo data in an embedded database (README, Quick start).
-    process.stdout.write(
-      `\nDemo data seeded. These keys are shown once:\n` +
-        `  gateway key:    ${demo.gatewayKey}\n` +
-        `  skip trace key: ${demo.skipTraceKey}\n` +
-        `Try:\n  curl -s -X POST http://localhost:${port}/api/v1/call \\\n` +
-        `    -H 'Authorization: Bearer ${demo.gatewayKey}' -H 'Content-Type: application/json' \\\n` +
-        `    -d '{"operationId":"getNotificationCounts","variables":{}}'\n` +
-        `  curl -s -X POST http://localhost:${port}/api/v1/skiptrace \\\n` +
-        `    -H 'Authorization: Bearer ${demo.skipTraceKey}' -H 'Content-Type: application/json' \\\n` +
-        `    -d '{"address":{"line1":"123 Main Street Apt 4","city":"Austin","state":"tx","zip":"78701"}}'\n\n`,
-    );
-  }
+  // After the start-up logs, as one block on stderr: it stays apart from the JSON log lines on stdout.
+  if (bannerFor) process.stderr.write(bannerFor(port));
 
   let closing = false;
   const shutdown = (signal: string) => {

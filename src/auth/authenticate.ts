@@ -1,7 +1,7 @@
 import type { Sql } from '../infra/database/sql.js';
 import { findActiveGatewayKey } from './api-keys.data.js';
 import { anonymous, type Principal } from '../graphql/principal.js';
-import { hashesEqual, hashSecret, isWellFormedSecret, secretsEqual } from './secrets.js';
+import { hashesEqual, hashSecret, isWellFormedSecret, secretHint, secretsEqual } from './secrets.js';
 import { findActiveSkipTraceKeyByHash } from '../skip-trace/keys/skip-trace-keys.data.js';
 
 declare module '../graphql/context.js' {
@@ -39,14 +39,22 @@ export function createAuthenticator(options: { internalApiToken?: string }): Aut
         const scopes = new Set(key.scopes);
         // ADMIN grants nothing once the owner is no longer an ADMIN user.
         if (key.role !== 'ADMIN') scopes.delete('ADMIN');
-        return { type: 'user', keyId: key.id, userId: key.userId, organizationId: key.organizationId, role: key.role, scopes };
+        return {
+          type: 'user',
+          keyId: key.id,
+          keyHint: secretHint(token),
+          userId: key.userId,
+          organizationId: key.organizationId,
+          role: key.role,
+          scopes,
+        };
       }
 
       if (isWellFormedSecret(token, 'stk_')) {
         const hash = hashSecret(token);
         const key = await findActiveSkipTraceKeyByHash(sql, hash);
         if (!key || !hashesEqual(key.keyHash, hash)) return null;
-        return { type: 'organization', keyId: key.id, organizationId: key.organizationId };
+        return { type: 'organization', keyId: key.id, keyHint: secretHint(token), organizationId: key.organizationId };
       }
 
       if (options.internalApiToken && secretsEqual(token, options.internalApiToken)) return { type: 'platform' };

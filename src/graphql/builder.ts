@@ -10,7 +10,8 @@ import { AppError } from '../common/errors.js';
  * - organizationAdmin(orgId): an ADMIN-scoped key of an ADMIN user of that organization;
  * - ownUserAdmin(userId): an ADMIN-scoped key of that very (ADMIN) user, for what must never act as another member;
  * - ownUser(userId): any gateway key of that very user, whatever its scopes, for what concerns only the user's own credentials;
- * - skipTrace: an organization's skip trace key (`stk_…`).
+ * - skipTrace: an organization's skip trace key (`stk_…`);
+ * - anyCredential: any valid credential (a gateway key whatever its scopes, a skip trace key, the platform token).
  */
 export const builder = new SchemaBuilder<{
   Context: Context;
@@ -25,6 +26,7 @@ export const builder = new SchemaBuilder<{
     ownUserAdmin: string;
     ownUser: string;
     skipTrace: boolean;
+    anyCredential: boolean;
   };
   AuthContexts: {
     READ: UserContext;
@@ -35,6 +37,7 @@ export const builder = new SchemaBuilder<{
     ownUserAdmin: UserContext;
     ownUser: UserContext;
     skipTrace: OrganizationContext;
+    anyCredential: Context;
   };
 }>({
   plugins: [ScopeAuthPlugin],
@@ -52,6 +55,7 @@ export const builder = new SchemaBuilder<{
         ownUserAdmin: (userId) => userScope('ADMIN') && principal.type === 'user' && principal.userId === userId.toLowerCase(),
         ownUser: (userId) => principal.type === 'user' && principal.userId === userId.toLowerCase(),
         skipTrace: principal.type === 'organization',
+        anyCredential: principal.type !== 'anonymous',
       };
     },
     unauthorizedError: (_parent, context, info) =>

@@ -17,6 +17,8 @@ export interface AnonymousPrincipal {
 export interface UserPrincipal {
   type: 'user';
   keyId: string;
+  /** The presented key's hint (first 8 and last 4 characters), as stored at issue. */
+  keyHint: string;
   userId: string;
   organizationId: string;
   role: UserRole;
@@ -33,6 +35,8 @@ export interface PlatformPrincipal {
 export interface OrganizationPrincipal {
   type: 'organization';
   keyId: string;
+  /** The presented key's hint (first 8 and last 4 characters), as stored at issue. */
+  keyHint: string;
   organizationId: string;
 }
 

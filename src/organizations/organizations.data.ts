@@ -21,6 +21,11 @@ export async function findUserById(em: Em, id: string): Promise<User | null> {
   return em.findOne(User, { id });
 }
 
+/** The earliest user with this email, in any organization. */
+export async function selectFirstUserByEmail(em: Em, email: string): Promise<User | null> {
+  return em.findOne(User, { email }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+}
+
 /**
  * Up to `limit` organizations after `after`, newest first: a keyset walk of
  * `organizations_listing_idx`, so a page never sorts the table.

@@ -12,6 +12,7 @@ import {
   findUserById,
   insertOrganization,
   insertUser,
+  selectFirstUserByEmail,
   selectOrganizations,
   selectUsers,
   updateUserRole,
@@ -86,6 +87,11 @@ export async function getUser(em: Em, id: string): Promise<User> {
   const user = isUuid(id) ? await findUserById(em, id) : null;
   if (!user) throw new AppError('not_found', 'No such user.');
   return user;
+}
+
+/** The earliest user with this email, in any organization, or null (the embedded demo seed finds its user so). */
+export function findFirstUserByEmail(em: Em, email: string): Promise<User | null> {
+  return selectFirstUserByEmail(em, email);
 }
 
 /** The organization of a user, or null for an unknown or malformed id. */

@@ -1,11 +1,12 @@
 import type { Em } from '../infra/database/orm.js';
-import { createApiKey } from '../auth/api-keys.service.js';
+import type { Sql } from '../infra/database/sql.js';
+import { createApiKey, listApiKeys } from '../auth/api-keys.service.js';
 import { PLATFORM_ISSUER } from '../graphql/principal.js';
-import { createOrganization, createUser } from '../organizations/organizations.service.js';
+import { createOrganization, createUser, findFirstUserByEmail, findOrganization } from '../organizations/organizations.service.js';
 import { markSeenAtCreation } from '../notifications/feed.data.js';
 import { publishNotifications, type PublishNotificationInput } from '../notifications/feed.service.js';
 import { skipTraceAccount } from '../skip-trace/account/skip-trace-account.js';
-import { generateSkipTraceKey } from '../skip-trace/keys/skip-trace-keys.service.js';
+import { activeSkipTraceKeyInfos, generateSkipTraceKey } from '../skip-trace/keys/skip-trace-keys.service.js';
 import { importPropertyRecords } from '../skip-trace/records/property-records.import.js';
 import type { PropertyRecordInput } from '../skip-trace/records/property-records.validation.js';
 
@@ -15,6 +16,18 @@ export interface DemoSeed {
   gatewayKey: string;
   skipTraceKey: string;
 }
+
+/** The demo data found on a later start: ids, and the keys by hint only (they are stored hashed). */
+export interface SeededDemo {
+  organizationId: string;
+  userId: string;
+  /** Hints of the demo user's active gateway keys, newest first. */
+  gatewayKeyHints: string[];
+  skipTraceKeyHint: string | null;
+}
+
+const DEMO_ORGANIZATION_NAME = 'Demo Realty';
+const DEMO_USER_EMAIL = 'demo@example.com';
 
 /** Property records for the records provider; the README's examples trace these addresses. */
 const DEMO_PROPERTIES: PropertyRecordInput[] = [
@@ -133,8 +146,8 @@ const SAMPLES: Array<Omit<PublishNotificationInput, 'userId'>> = [
  */
 export async function seedDemo(em: Em): Promise<DemoSeed> {
   return em.transactional(async (tx) => {
-    const organization = await createOrganization(tx, { name: 'Demo Realty', skipTraceEnabled: true });
-    const user = await createUser(tx, { organizationId: organization.id, email: 'demo@example.com', name: 'Demo Admin', role: 'ADMIN' });
+    const organization = await createOrganization(tx, { name: DEMO_ORGANIZATION_NAME, skipTraceEnabled: true });
+    const user = await createUser(tx, { organizationId: organization.id, email: DEMO_USER_EMAIL, name: 'Demo Admin', role: 'ADMIN' });
     const key = await createApiKey(tx, user.id, ['READ', 'WRITE', 'ADMIN'], PLATFORM_ISSUER);
     const start = Date.now() - 40 * 3600_000;
     const inputs = Array.from({ length: 40 }, (_, i) => ({
@@ -154,4 +167,23 @@ export async function seedDemo(em: Em): Promise<DemoSeed> {
     await skipTraceAccount.addCredits(tx, organization.id, 100, 'demo-seed');
     return { organizationId: organization.id, userId: user.id, gatewayKey: key.secret, skipTraceKey: skipTraceKey.secret };
   });
+}
+
+/**
+ * The demo data a first start seeded, found again on a later start (its user by email, in the demo
+ * organization), or null when this database was never seeded or its demo user is gone.
+ */
+export async function findSeededDemo(em: Em, sql: Sql): Promise<SeededDemo | null> {
+  const user = await findFirstUserByEmail(em, DEMO_USER_EMAIL);
+  if (!user) return null;
+  const organization = await findOrganization(em, user.organization.id);
+  if (organization?.name !== DEMO_ORGANIZATION_NAME) return null;
+  const gatewayKeys = await listApiKeys(em, sql, user.id);
+  const skipTraceKey = (await activeSkipTraceKeyInfos(em, [organization.id])).get(organization.id);
+  return {
+    organizationId: organization.id,
+    userId: user.id,
+    gatewayKeyHints: gatewayKeys.filter((key) => !key.revokedAt).map((key) => key.hint),
+    skipTraceKeyHint: skipTraceKey?.hint ?? null,
+  };
 }

@@ -3,6 +3,7 @@ import { builder } from '../graphql/builder.js';
 import '../graphql/scalars.js';
 import '../organizations/organizations.schema.js';
 import '../auth/auth.schema.js';
+import '../auth/viewer.schema.js';
 import '../notifications/notifications.schema.js';
 import '../skip-trace/skip-trace.schema.js';
 import '../skip-trace/billing.schema.js';

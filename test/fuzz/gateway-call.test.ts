@@ -48,7 +48,13 @@ const RUNS = {
   nesting: runs(40),
 };
 
-const OPERATIONS = ['listNotifications', 'getNotificationCounts', 'getAvailableNotificationTypes', 'markNotificationsRead'] as const;
+const OPERATIONS = [
+  'listNotifications',
+  'getNotificationCounts',
+  'getAvailableNotificationTypes',
+  'markNotificationsRead',
+  'viewer',
+] as const;
 const VARIABLE_NAMES = ['notificationTypeFilter', 'seen', 'searchTerm', 'limit', 'cursor', 'notificationIds', 'isSeen'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -145,6 +151,18 @@ function expectOperationData(operationId: string, data: any, where: string) {
       expect(data.success, where).toBe(true);
       expect(Number.isInteger(data.updatedCount) && data.updatedCount >= 0, where).toBe(true);
       break;
+    case 'viewer':
+      expect(data, where).toEqual({
+        principal: 'user',
+        organizationId: user.organizationId,
+        userId: user.userId,
+        keyId: user.keyId,
+        keyHint: `${user.key.slice(0, 8)}…${user.key.slice(-4)}`,
+        scopes: ['READ', 'WRITE'],
+      });
+      break;
+    default:
+      throw new Error(`no shape check for ${operationId}`);
   }
 }
 
@@ -340,6 +358,7 @@ const OWN_VARIABLES: Record<(typeof OPERATIONS)[number], string[]> = {
   listNotifications: ['notificationTypeFilter', 'seen', 'searchTerm', 'limit', 'cursor'],
   getNotificationCounts: ['notificationTypeFilter'],
   getAvailableNotificationTypes: [],
+  viewer: [],
   markNotificationsRead: ['notificationIds', 'isSeen'],
 };
 const operationVariables = fc

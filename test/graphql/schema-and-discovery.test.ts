@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { generate } from '@graphql-codegen/cli';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import codegenConfig from '../../codegen.js';
+import codegenConfig, { CLIENT_TYPES } from '../../codegen.js';
 import { printedSchema } from '../../src/server/schema.js';
 import { maskError } from '../../src/server/graphql/graphql-errors.js';
 import { startService, type Provisioned, type TestService } from '../support/harness.js';
@@ -26,10 +26,23 @@ describe('checked-in artifacts', () => {
     const checkedIn = readFileSync(new URL('../../src/server/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8');
     expect(JSON.parse(manifest.content)).toEqual(JSON.parse(checkedIn));
   });
+
+  it('the typed client types are what codegen.ts generates (run `npm run codegen` when this fails)', async () => {
+    const outputs = await generate({ ...codegenConfig, silent: true, cwd: new URL('../..', import.meta.url).pathname }, false);
+    const types = outputs.find((o: { filename: string }) => o.filename.endsWith(CLIENT_TYPES));
+    expect(types.content).toBe(readFileSync(new URL(`../../${CLIENT_TYPES}`, import.meta.url), 'utf8'));
+    // Every published operation has its entry in the operation map.
+    for (const document of Object.values<string>(
+      JSON.parse(readFileSync(new URL('../../src/server/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8')),
+    )) {
+      const name = /(?:query|mutation|subscription) (\w+)/.exec(document)![1];
+      expect(types.content).toMatch(new RegExp(`^  ${name}: \\{ variables: `, 'm'));
+    }
+  });
 });
 
 describe('discovery', () => {
-  it('lists the four operations with scope, type, description, document and JSON Schemas, without a credential', async () => {
+  it('lists the five operations with scope, type, description, document and JSON Schemas, without a credential', async () => {
     const result = await service.request('/api/v1/operations');
     expect(result.status).toBe(200);
     const byId = Object.fromEntries(result.body.operations.map((op: any) => [op.operationId, op]));
@@ -38,8 +51,10 @@ describe('discovery', () => {
       'getNotificationCounts',
       'listNotifications',
       'markNotificationsRead',
+      'viewer',
     ]);
     expect(byId.listNotifications).toMatchObject({ scope: 'READ', type: 'query' });
+    expect(byId.viewer).toMatchObject({ scope: 'READ', type: 'query' });
     expect(byId.markNotificationsRead).toMatchObject({ scope: 'WRITE', type: 'mutation' });
     for (const op of Object.values<any>(byId)) {
       expect(op.description.length).toBeGreaterThan(0);

@@ -39,13 +39,19 @@ describe('configuration', () => {
     expect(() => loadConfig({ REDIS_URL: '127.0.0.1:6379' })).toThrow(/REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL/);
   });
 
-  it('stops start-up with the variable named', () => {
+  it.each([
+    [{ PORT: 'not-a-port' }, /^ {2}PORT: /m],
+    [{ DATABASE_URL: 'localhost:5432/db' }, /^ {2}DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL, e\.g\. postgres:\/\//m],
+    [{ DATABASE_URL: 'mysql://localhost/db' }, /^ {2}DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/m],
+  ])('stops start-up with %j named, in words and without a stack trace', (env, message) => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, PORT: 'not-a-port', DATABASE_URL: '', REDIS_URL: '' },
+      env: { ...process.env, DATABASE_URL: '', REDIS_URL: '', ...env },
       encoding: 'utf8',
       timeout: 30_000,
     });
     expect(result.status).toBe(1);
-    expect(result.stderr).toContain('PORT');
+    expect(result.stderr).toMatch(/^Invalid configuration:\n/);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).not.toMatch(/^\s+at /m);
   });
 });

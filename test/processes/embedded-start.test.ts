@@ -1,8 +1,9 @@
 /**
  * README, Quick start: `npm start` with no DATABASE_URL and no REDIS_URL runs on an embedded
  * PostgreSQL under DATA_DIR, migrated at start, windows in process; a brand-new data dir gets the
- * demo seed, whose keys are printed once and work; a restart on the same dir keeps the data and
- * prints no key. Runs the bundle exactly as `npm start` does (spawn-service.ts).
+ * demo seed, whose keys are printed once (with the demo organization and user ids, as one block on
+ * stderr) and work; a restart on the same dir keeps the data and prints the ids and the keys' hints,
+ * never a key. Runs the bundle exactly as `npm start` does (spawn-service.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,22 +23,46 @@ afterAll(async () => {
 
 /** Distinct keys in the output (the banner shows each key and then uses it in its curl lines). */
 const printedKeys = (service: ServiceProcess) => [...new Set(service.logs.join('').match(/\b(?:gk|stk)_[0-9A-Za-z]{40}\b/g) ?? [])];
+/** The banner is written right after listen; its bytes may reach the pipe just after /readyz answers. */
+async function bannerOf(service: ServiceProcess): Promise<string> {
+  const deadline = Date.now() + 5_000;
+  while (!/─{72}\n\n/.test(service.stderr.join('')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const banner = /\n─{72}\n[\s\S]*?─{72}\n/.exec(service.stderr.join(''))?.[0];
+  if (!banner) throw new Error(`no banner on stderr:\n${service.logs.join('')}`);
+  return banner;
+}
+const viewerOf = async (service: ServiceProcess, key: string) =>
+  (await json(`${service.url}/api/v1/call`, { bearer: key, body: JSON.stringify({ operationId: 'viewer' }) })).body.data;
+const hintOf = (key: string) => `${key.slice(0, 8)}…${key.slice(-4)}`;
 const counts = (service: ServiceProcess, key: string) =>
   json(`${service.url}/api/v1/call`, { bearer: key, body: JSON.stringify({ operationId: 'getNotificationCounts', variables: {} }) });
 
 describe('npm start on a fresh machine (embedded database, no Redis)', () => {
   let gatewayKey: string;
+  let skipTraceKey: string;
+  let ids: { organizationId: string; userId: string };
 
-  it('seeds a new data dir, prints the demo keys once, and serves them', async () => {
+  it('seeds a new data dir, prints the demo ids and keys once in a block on stderr, and serves them', async () => {
     running = await spawnService(embedded);
     const ready = await fetch(`${running.url}/readyz`).then((r) => r.json());
     expect(ready).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'not configured' } });
 
+    const banner = await bannerOf(running);
     expect(running.logs.join('').match(/Demo data seeded/g)).toHaveLength(1);
     const keys = printedKeys(running);
     expect(keys).toHaveLength(2);
     gatewayKey = keys.find((k) => k.startsWith('gk_'))!;
-    const skipTraceKey = keys.find((k) => k.startsWith('stk_'))!;
+    skipTraceKey = keys.find((k) => k.startsWith('stk_'))!;
+    // The banner's ids are the ones the keys act for (viewer), and it says how to start over.
+    const viewer = await viewerOf(running, gatewayKey);
+    ids = { organizationId: viewer.organizationId, userId: viewer.userId };
+    expect(banner).toContain(`organization:   ${ids.organizationId}`);
+    expect(banner).toContain(`user:           ${ids.userId}`);
+    expect(banner).toContain(`gateway key:    ${gatewayKey}`);
+    expect(banner).toContain(`skip trace key: ${skipTraceKey}`);
+    expect(banner).toContain(`rm -rf ${dataDir}`);
+    // Nothing of the banner is mixed into the JSON log lines on stdout.
+    expect(running.logs.join('').split(banner)).toHaveLength(2);
 
     const badge = await counts(running, gatewayKey);
     expect(badge.status).toBe(200);
@@ -52,10 +77,17 @@ describe('npm start on a fresh machine (embedded database, no Redis)', () => {
     expect(trace.body.status).toBe('records_found');
   });
 
-  it('reopens the same data dir without seeding again or printing a key, and the data is still there', async () => {
+  it('reopens the same data dir without seeding again or printing a key, reprints the ids and hints, and the data is still there', async () => {
     expect(await running!.stop()).toBe(0);
     running = await spawnService(embedded);
+    const banner = await bannerOf(running);
     expect(printedKeys(running)).toEqual([]);
+    expect(running.logs.join('')).not.toContain('Demo data seeded');
+    expect(banner).toContain(`organization:   ${ids.organizationId}`);
+    expect(banner).toContain(`user:           ${ids.userId}`);
+    expect(banner).toContain(`gateway key:    ${hintOf(gatewayKey)}`);
+    expect(banner).toContain(`skip trace key: ${hintOf(skipTraceKey)}`);
+    expect(banner).toContain(`rm -rf ${dataDir}`);
     const badge = await counts(running, gatewayKey);
     expect(badge.status).toBe(200);
     expect(badge.body.data.unreadCount + badge.body.data.readCount).toBe(40);

@@ -15,6 +15,8 @@ export interface ServiceProcess {
   url: string;
   child: ChildProcess;
   logs: string[];
+  /** What the process wrote to stderr alone (also in `logs`). */
+  stderr: string[];
   exited: Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -69,10 +71,14 @@ async function startProcess(env: Record<string, string>) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
+  const stderr: string[] = [];
   child.stdout!.on('data', (chunk) => logs.push(String(chunk)));
-  child.stderr!.on('data', (chunk) => logs.push(String(chunk)));
+  child.stderr!.on('data', (chunk) => {
+    logs.push(String(chunk));
+    stderr.push(String(chunk));
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, logs, exited, url: `http://127.0.0.1:${port}` };
+  return { child, logs, stderr, exited, url: `http://127.0.0.1:${port}` };
 }
 
 /**
@@ -93,7 +99,7 @@ export async function runServiceToExit(
 }
 
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
-  const { child, logs, exited, url } = await startProcess(env);
+  const { child, logs, stderr, exited, url } = await startProcess(env);
 
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -110,6 +116,7 @@ export async function spawnService(env: Record<string, string>): Promise<Service
     url,
     child,
     logs,
+    stderr,
     exited,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null) child.kill(signal);

@@ -1,0 +1,190 @@
+/**
+ * README, Examples: each script under examples/ runs as its own process (tsx, or python3 for the
+ * Python one) against the service over HTTP, configured only by API_URL and a key in the
+ * environment, and does what its header says. (examples/mark-all-read.ts waits for the
+ * markAllNotificationsRead operation and has no test yet.)
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { request as httpRequest, type ClientRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeVendor, vendorProviderEnv, type FakeVendor } from '../support/fake-vendor.js';
+import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
+
+let service: TestService;
+let vendor: FakeVendor;
+let reader: Provisioned;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs an example to its end (asynchronously: the service answering it lives in this process).
+ * `onOutput` sees stdout as it grows, to act between the example's steps.
+ */
+function runExample(command: string[], env: Record<string, string>, onOutput?: (stdout: string) => void): Promise<Run> {
+  const [program, ...args] = command[0].endsWith('.py') ? ['python3', ...command] : [process.execPath, '--import', 'tsx', ...command];
+  const child = spawn(program, args, {
+    env: { PATH: process.env.PATH, API_URL: service.baseUrl, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => {
+    stdout += chunk;
+    onOutput?.(stdout);
+  });
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+beforeAll(async () => {
+  vendor = await startFakeVendor();
+  service = await startService({ ...vendorProviderEnv(vendor), SKIPTRACE_TIMEOUT_MS: '300', SKIPTRACE_MAX_IN_FLIGHT: '1' });
+  reader = await service.provision({ scopes: ['READ', 'WRITE'] });
+  const start = Date.parse('2026-01-01T00:00:00Z');
+  await publish(
+    service,
+    reader.userId,
+    Array.from({ length: 23 }, (_, i) => ({ title: `Example ${i}`, createdAt: new Date(start + i * 60_000).toISOString() })),
+  );
+});
+afterAll(async () => {
+  await service?.close();
+  await vendor?.close();
+});
+
+/** The caller's feed as the database orders it: newest first, then id. */
+async function feedIds(userId: string): Promise<string[]> {
+  const rows = await service.sql<{ id: string }>('select id from notifications where user_id = ? order by created_at desc, id desc', [
+    userId,
+  ]);
+  return rows.map((row) => row.id);
+}
+
+describe('paging through the feed', () => {
+  for (const script of ['examples/page-through-feed.ts', 'examples/python/page_through_feed.py']) {
+    it(`${script} lists every notification once, newest first`, async () => {
+      const run = await runExample([script], { GATEWAY_KEY: reader.key, PAGE_SIZE: '5' });
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const listed = run.stdout.split('\n').flatMap((line) => /^([0-9a-f-]{36}) /.exec(line)?.[1] ?? []);
+      expect(listed).toEqual(await feedIds(reader.userId));
+      expect(run.stdout).toContain('23 notifications in 5 pages (total 23)');
+    });
+
+    it(`${script} reports an error with its code and request id`, async () => {
+      const run = await runExample([script], { GATEWAY_KEY: `gk_${'Q'.repeat(40)}` });
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toMatch(/401 invalid_key: .* \(request [A-Za-z0-9-]+\)/);
+    });
+  }
+});
+
+describe('polling the counts, then listing', () => {
+  it('lists the unread notifications when the unread count goes up, and not when it stays', async () => {
+    const user = await service.provision({ scopes: ['READ', 'WRITE'] });
+    const ids = await publish(
+      service,
+      user.userId,
+      Array.from({ length: 5 }, (_, i) => ({ title: `Poll ${i}`, createdAt: new Date(Date.now() - (5 - i) * 60_000).toISOString() })),
+    );
+    const marked = await service.call(user.key, {
+      operationId: 'markNotificationsRead',
+      variables: { notificationIds: ids.slice(0, 2), isSeen: true },
+    });
+    expect(marked.body.data.updatedCount).toBe(2);
+
+    let published: Promise<string[]> | undefined;
+    const run = await runExample(
+      ['examples/poll-counts-then-list.ts'],
+      { GATEWAY_KEY: user.key, POLL_ROUNDS: '3', POLL_INTERVAL_MS: '1500' },
+      (stdout) => {
+        // Between rounds 2 and 3, two new notifications arrive.
+        if (!published && stdout.includes('round 2:'))
+          published = publish(service, user.userId, [
+            { title: 'Poll new A', createdAt: new Date(Date.now() + 1_000).toISOString() },
+            { title: 'Poll new B', createdAt: new Date(Date.now() + 2_000).toISOString() },
+          ]);
+      },
+    );
+    await published;
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const rounds = run.stdout.split(/(?=^round )/m);
+    expect(rounds).toHaveLength(3);
+    expect(rounds[0].split('\n').filter(Boolean)).toEqual([
+      'round 1: 3 unread, 2 read',
+      '  unread: Poll 4',
+      '  unread: Poll 3',
+      '  unread: Poll 2',
+    ]);
+    expect(rounds[1].trim()).toBe('round 2: 3 unread, 2 read');
+    expect(rounds[2].split('\n').filter(Boolean).slice(0, 3)).toEqual([
+      'round 3: 5 unread, 2 read',
+      '  unread: Poll new B',
+      '  unread: Poll new A',
+    ]);
+  });
+});
+
+describe('a skip trace with retries', () => {
+  /** Holds the key's one in-flight slot: a request whose body never finishes arriving. */
+  function holdSlot(key: string): ClientRequest {
+    const url = new URL('/api/v1/skiptrace', service.baseUrl);
+    const held = httpRequest(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': '500' },
+    });
+    held.on('error', () => undefined);
+    held.write('{"address":');
+    return held;
+  }
+
+  it('waits out a 429 (Retry-After) and a 504, then gets the cached trace: one vendor call, one credit', async () => {
+    const admin = await service.provision({ role: 'ADMIN', scopes: ['READ'] });
+    const key = (
+      await service.graphql(`mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: admin.organizationId })
+    ).body.data.generateSkipTraceKey.secret;
+    await service.graphql(`mutation($o: ID!) { addSkipTraceCredits(organizationId: $o, amount: 5, reference: "examples") { id } }`, {
+      o: admin.organizationId,
+    });
+    vendor.reset();
+    vendor.setMode('slow');
+    vendor.setDelay(700); // longer than SKIPTRACE_TIMEOUT_MS (300): the first trace is a 504
+
+    const held = holdSlot(key);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // An address no earlier run has traced: the result cache outlives a test run on a real database.
+    const address = {
+      line1: `${Math.floor(Math.random() * 90_000) + 100} Retry ${randomUUID().slice(0, 8)} Rd`,
+      city: 'Austin',
+      state: 'TX',
+      zip: '78701',
+    };
+    const env = { SKIPTRACE_KEY: key, ADDRESS_JSON: JSON.stringify(address) };
+    const run = await runExample(['examples/skip-trace-with-retry.ts'], env, (stdout) => {
+      if (stdout.includes('attempt 1: 429') && !held.destroyed) held.destroy(); // the caller goes away: its slot is freed
+    });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const attempts = run.stdout.split('\n').filter((line) => line.startsWith('attempt '));
+    expect(attempts).toHaveLength(3);
+    expect(attempts[0]).toBe('attempt 1: 429 concurrency_limit; retrying after Retry-After: 1 s');
+    expect(attempts[1]).toMatch(/^attempt 2: 504 timeout; the trace goes on, retrying in 1000 ms$/);
+    expect(attempts[2]).toMatch(/^attempt 3: 200 records_found, 2 persons \(trace [0-9a-f-]{36}\)$/);
+
+    expect(vendor.calls).toHaveLength(1);
+    const organization = await service.graphql(`query($o: ID!) { organization(id: $o) { skipTraceCredits } }`, { o: admin.organizationId });
+    expect(organization.body.data.organization.skipTraceCredits).toBe(4);
+  });
+});
