@@ -122,9 +122,6 @@ it('keeps counts exact and updatedCount free of double counting under concurrent
     'select (count(*) filter (where not is_seen))::int as unread, (count(*) filter (where is_seen))::int as read from notifications where user_id = ?',
     [user.userId],
   );
-  const counts = await service.call(user.key, { operationId: 'getNotificationCounts', variables: {} });
-  expect(counts.status).toBe(200);
-  expect(counts.body.data).toEqual({ unreadCount: Number(truth.unread), readCount: Number(truth.read) });
   expect(Number(truth.unread) + Number(truth.read)).toBe(550);
 
   const perTypeRows = await service.sql<{ notification_type: string; unread: number; read: number }>(
@@ -143,9 +140,17 @@ it('keeps counts exact and updatedCount free of double counting under concurrent
       .map((r) => [r.notification_type, { unread: Number(r.unread_count), read: Number(r.read_count) }]),
   );
   expect(fromCounters).toEqual(fromRows);
+  const entry = (type: string) => ({ notificationType: type, unreadCount: fromRows[type].unread, readCount: fromRows[type].read });
+  const counts = await service.call(user.key, { operationId: 'getNotificationCounts', variables: {} });
+  expect(counts.status).toBe(200);
+  expect(counts.body.data).toEqual({
+    unreadCount: Number(truth.unread),
+    readCount: Number(truth.read),
+    byType: Object.keys(fromRows).sort().map(entry),
+  });
   for (const type of TYPES) {
     const perType = await service.call(user.key, { operationId: 'getNotificationCounts', variables: { notificationTypeFilter: type } });
-    expect(perType.body.data, type).toEqual({ unreadCount: fromRows[type].unread, readCount: fromRows[type].read });
+    expect(perType.body.data, type).toEqual({ unreadCount: fromRows[type].unread, readCount: fromRows[type].read, byType: [entry(type)] });
   }
 
   // The feed agrees as well.
