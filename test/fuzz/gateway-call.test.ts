@@ -42,7 +42,13 @@ const RUNS = {
   nesting: runs(40),
 };
 
-const OPERATIONS = ['listNotifications', 'getNotificationCounts', 'getAvailableNotificationTypes', 'markNotificationsRead'] as const;
+const OPERATIONS = [
+  'listNotifications',
+  'getNotificationCounts',
+  'getAvailableNotificationTypes',
+  'markNotificationsRead',
+  'markAllNotificationsRead',
+] as const;
 const VARIABLE_NAMES = ['notificationTypeFilter', 'seen', 'searchTerm', 'limit', 'cursor', 'notificationIds', 'isSeen'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -124,11 +130,15 @@ function expectOperationData(operationId: string, data: any, where: string) {
       break;
     case 'getNotificationCounts':
       expect(Number.isInteger(data.unreadCount) && Number.isInteger(data.readCount), where).toBe(true);
+      expect(Array.isArray(data.byType), where).toBe(true);
+      expect(data.byType.reduce((sum: number, t: { unreadCount: number }) => sum + t.unreadCount, 0), where).toBe(data.unreadCount);
+      expect(data.byType.reduce((sum: number, t: { readCount: number }) => sum + t.readCount, 0), where).toBe(data.readCount);
       break;
     case 'getAvailableNotificationTypes':
       expect(Array.isArray(data.types), where).toBe(true);
       break;
     case 'markNotificationsRead':
+    case 'markAllNotificationsRead':
       expect(data.success, where).toBe(true);
       expect(Number.isInteger(data.updatedCount) && data.updatedCount >= 0, where).toBe(true);
       break;

@@ -204,12 +204,13 @@ describe('introspection and credentials', () => {
 });
 
 describe('documents that must keep working', () => {
-  it('runs each of the four persisted gateway documents by documentId on /graphql', async () => {
+  it('runs each of the five persisted gateway documents by documentId on /graphql', async () => {
     const variables: Record<string, Record<string, unknown>> = {
       getAvailableNotificationTypes: {},
       getNotificationCounts: {},
       listNotifications: { limit: 1 },
       markNotificationsRead: { notificationIds: [], isSeen: true },
+      markAllNotificationsRead: { isSeen: false, notificationTypeFilter: 'no_such_type' },
     };
     const seen: string[] = [];
     for (const [documentId, document] of Object.entries(manifest)) {
@@ -220,7 +221,7 @@ describe('documents that must keep working', () => {
     expect(seen.sort()).toEqual(Object.keys(variables).sort());
   });
 
-  it('runs the four gateway operations on /api/v1/call', async () => {
+  it('runs the five gateway operations on /api/v1/call', async () => {
     const list = await service.call(user.key, { operationId: 'listNotifications', variables: { limit: 1 } });
     expect(list.status).toBe(200);
     expect(list.body.data.total).toBe(2);
@@ -231,6 +232,8 @@ describe('documents that must keep working', () => {
       variables: { notificationIds: [list.body.data.notifications[0].id], isSeen: true },
     });
     expect(mark.body.data).toEqual({ success: true, updatedCount: 1 });
+    const markAll = await service.call(user.key, { operationId: 'markAllNotificationsRead', variables: { isSeen: true } });
+    expect(markAll.body.data).toEqual({ success: true, updatedCount: 1 });
   });
 
   it('runs the skip trace document on /api/v1/skiptrace and the skipTrace mutation on /graphql', async () => {
