@@ -54,11 +54,7 @@ function normalizeFilter(filter: FeedFilter): FeedConditions {
 }
 
 /** The caller's badge numbers, in total and per type; an empty type filter counts every type. */
-export function countNotifications(
-  sql: Sql,
-  userId: string,
-  notificationTypeFilter?: string | null,
-): Promise<NotificationCountsByType> {
+export function countNotifications(sql: Sql, userId: string, notificationTypeFilter?: string | null): Promise<NotificationCountsByType> {
   return counterTotals(sql, userId, notificationTypeFilter || null);
 }
 

@@ -155,7 +155,9 @@ builder.mutationFields((t) => ({
       "isSeen true marks read, false marks unread, every one of the caller's notifications (of one type, with notificationTypeFilter) that existed when the call began; rows published meanwhile are untouched.",
     args: {
       isSeen: t.arg.boolean({ required: true }),
-      notificationTypeFilter: t.arg.string({ description: 'Exact notification type; empty means every type; unknown values mark nothing.' }),
+      notificationTypeFilter: t.arg.string({
+        description: 'Exact notification type; empty means every type; unknown values mark nothing.',
+      }),
     },
     resolve: async (_root, args, ctx) => {
       const { updatedCount } = await markAllNotifications(ctx.db.sql, ctx.principal.userId, args.isSeen, args.notificationTypeFilter);

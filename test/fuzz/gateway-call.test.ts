@@ -131,8 +131,14 @@ function expectOperationData(operationId: string, data: any, where: string) {
     case 'getNotificationCounts':
       expect(Number.isInteger(data.unreadCount) && Number.isInteger(data.readCount), where).toBe(true);
       expect(Array.isArray(data.byType), where).toBe(true);
-      expect(data.byType.reduce((sum: number, t: { unreadCount: number }) => sum + t.unreadCount, 0), where).toBe(data.unreadCount);
-      expect(data.byType.reduce((sum: number, t: { readCount: number }) => sum + t.readCount, 0), where).toBe(data.readCount);
+      expect(
+        data.byType.reduce((sum: number, t: { unreadCount: number }) => sum + t.unreadCount, 0),
+        where,
+      ).toBe(data.unreadCount);
+      expect(
+        data.byType.reduce((sum: number, t: { readCount: number }) => sum + t.readCount, 0),
+        where,
+      ).toBe(data.readCount);
       break;
     case 'getAvailableNotificationTypes':
       expect(Array.isArray(data.types), where).toBe(true);

@@ -36,7 +36,10 @@ async function markIds(user: Provisioned, notificationIds: string[], isSeen: boo
 
 async function counts(user: Provisioned, notificationTypeFilter?: string) {
   return ok(
-    await service.call(user.key, { operationId: 'getNotificationCounts', variables: notificationTypeFilter ? { notificationTypeFilter } : {} }),
+    await service.call(user.key, {
+      operationId: 'getNotificationCounts',
+      variables: notificationTypeFilter ? { notificationTypeFilter } : {},
+    }),
   );
 }
 
@@ -156,7 +159,7 @@ describe('markAllNotificationsRead', () => {
     const ids = await publish(service, user.userId, items(1000));
     await markIds(user, ids.filter((_, i) => i % 2 === 0).slice(0, 500), true);
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     /** A large id set in random order (the service sorts it; the row order a mark of everything locks in differs). */
     const someIds = (n: number) => [...ids].sort(() => random() - 0.5).slice(0, n);
 
@@ -167,7 +170,10 @@ describe('markAllNotificationsRead', () => {
         requests.push(markIds(user, someIds(225 + ((k * 25 + round * 50) % 275)), (k + round) % 2 === 0));
         if (k % 2 === 0)
           requests.push(
-            markAll(user, { isSeen: (k + round) % 4 === 0, ...(k % 3 === 0 ? { notificationTypeFilter: TYPES[(k + round) % TYPES.length] } : {}) }),
+            markAll(user, {
+              isSeen: (k + round) % 4 === 0,
+              ...(k % 3 === 0 ? { notificationTypeFilter: TYPES[(k + round) % TYPES.length] } : {}),
+            }),
           );
         if (k % 3 === 0) requests.push(publish(service, user.userId, items(40, 10_000 + round * 1000 + k * 100)));
       }
@@ -183,7 +189,11 @@ describe('markAllNotificationsRead', () => {
       [user.userId],
     );
     expect(
-      counterRows.map((r) => ({ notificationType: r.notification_type, unreadCount: Number(r.unread_count), readCount: Number(r.read_count) })),
+      counterRows.map((r) => ({
+        notificationType: r.notification_type,
+        unreadCount: Number(r.unread_count),
+        readCount: Number(r.read_count),
+      })),
     ).toEqual(truth.byType);
   });
 
@@ -211,57 +221,61 @@ describe('markAllNotificationsRead', () => {
 });
 
 describe.skipIf(!process.env.DATABASE_URL)('markAllNotificationsRead while rows are published (PostgreSQL: a second connection)', () => {
-  it('leaves rows published during the call unread, backfills included, even while it waits for another mark', { timeout: 60_000 }, async () => {
-    const user = await service.provision();
-    const existing = await publish(service, user.userId, items(300));
-    const held = existing[150];
-    const blocker = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await blocker.connect();
-    /** Waits until a session is blocked by `pid`; returns that session's pid. */
-    const blockedBy = async (pid: number) => {
-      let blocked = 0;
-      await waitUntil(async () => {
-        const { rows } = await blocker.query(
-          'select pid from pg_stat_activity where datname = current_database() and $1::int = any(pg_blocking_pids(pid))',
-          [pid],
-        );
-        blocked = rows[0]?.pid ?? 0;
-        return blocked !== 0;
-      });
-      return blocked;
-    };
-    try {
-      // A chain of waits keeps the call running while rows are published: this connection holds a
-      // row; a mark by id of that row waits for it; the mark of everything waits for that mark.
-      await blocker.query('begin');
-      await blocker.query('select id from notifications where id = $1 for update', [held]);
-      const byId = service.call(user.key, { operationId: 'markNotificationsRead', variables: { notificationIds: [held], isSeen: true } });
-      const markById = await blockedBy((await blocker.query('select pg_backend_pid() as pid')).rows[0].pid);
-      const all = service.call(user.key, { operationId: 'markAllNotificationsRead', variables: { isSeen: true } });
-      await blockedBy(markById);
+  it(
+    'leaves rows published during the call unread, backfills included, even while it waits for another mark',
+    { timeout: 60_000 },
+    async () => {
+      const user = await service.provision();
+      const existing = await publish(service, user.userId, items(300));
+      const held = existing[150];
+      const blocker = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await blocker.connect();
+      /** Waits until a session is blocked by `pid`; returns that session's pid. */
+      const blockedBy = async (pid: number) => {
+        let blocked = 0;
+        await waitUntil(async () => {
+          const { rows } = await blocker.query(
+            'select pid from pg_stat_activity where datname = current_database() and $1::int = any(pg_blocking_pids(pid))',
+            [pid],
+          );
+          blocked = rows[0]?.pid ?? 0;
+          return blocked !== 0;
+        });
+        return blocked;
+      };
+      try {
+        // A chain of waits keeps the call running while rows are published: this connection holds a
+        // row; a mark by id of that row waits for it; the mark of everything waits for that mark.
+        await blocker.query('begin');
+        await blocker.query('select id from notifications where id = $1 for update', [held]);
+        const byId = service.call(user.key, { operationId: 'markNotificationsRead', variables: { notificationIds: [held], isSeen: true } });
+        const markById = await blockedBy((await blocker.query('select pg_backend_pid() as pid')).rows[0].pid);
+        const all = service.call(user.key, { operationId: 'markAllNotificationsRead', variables: { isSeen: true } });
+        await blockedBy(markById);
 
-      // Published while the call runs: new rows and a backfill dated before every existing row.
-      const during = await publish(service, user.userId, [
-        ...items(20, 50_000),
-        { notificationType: 'deal_created', title: 'backfill', createdAt: new Date(BASE - 86_400_000).toISOString() },
-      ]);
-      // Reads are not held up by the running marks.
-      expect(await counts(user)).toMatchObject({ unreadCount: 321, readCount: 0 });
-      await blocker.query('commit');
+        // Published while the call runs: new rows and a backfill dated before every existing row.
+        const during = await publish(service, user.userId, [
+          ...items(20, 50_000),
+          { notificationType: 'deal_created', title: 'backfill', createdAt: new Date(BASE - 86_400_000).toISOString() },
+        ]);
+        // Reads are not held up by the running marks.
+        expect(await counts(user)).toMatchObject({ unreadCount: 321, readCount: 0 });
+        await blocker.query('commit');
 
-      const [byIdResult, allResult] = await Promise.all([byId, all]);
-      expect(byIdResult.body).toEqual({ data: { success: true, updatedCount: 1 } });
-      // The held row was read by then: it is not counted twice.
-      expect(allResult.body).toEqual({ data: { success: true, updatedCount: 299 } });
-      const state = await seenState(user.userId);
-      expect(existing.every((id) => state.get(id)?.isSeen === true)).toBe(true);
-      expect(during.every((id) => state.get(id)?.isSeen === false)).toBe(true);
-      expect(await counts(user)).toEqual({ ...(await recount(user.userId)), unreadCount: 21, readCount: 300 });
-    } finally {
-      await blocker.query('rollback').catch(() => undefined);
-      await blocker.end();
-    }
-  });
+        const [byIdResult, allResult] = await Promise.all([byId, all]);
+        expect(byIdResult.body).toEqual({ data: { success: true, updatedCount: 1 } });
+        // The held row was read by then: it is not counted twice.
+        expect(allResult.body).toEqual({ data: { success: true, updatedCount: 299 } });
+        const state = await seenState(user.userId);
+        expect(existing.every((id) => state.get(id)?.isSeen === true)).toBe(true);
+        expect(during.every((id) => state.get(id)?.isSeen === false)).toBe(true);
+        expect(await counts(user)).toEqual({ ...(await recount(user.userId)), unreadCount: 21, readCount: 300 });
+      } finally {
+        await blocker.query('rollback').catch(() => undefined);
+        await blocker.end();
+      }
+    },
+  );
 });
 
 async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 10_000) {
