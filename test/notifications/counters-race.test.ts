@@ -158,3 +158,64 @@ it('keeps counts exact and updatedCount free of double counting under concurrent
   expect(feed.body.data.total).toBe(Number(truth.unread));
   expect(feed.body.data.hasUnread).toBe(Number(truth.unread) > 0);
 });
+
+async function markAll(user: Provisioned, variables: Record<string, unknown>): Promise<number> {
+  const result = await service.call(user.key, { operationId: 'markAllNotificationsRead', variables });
+  expect(result.status, result.text).toBe(200);
+  return result.body.data.updatedCount as number;
+}
+
+/**
+ * Marks by id lock their rows in id order, a mark of everything in feed order: without one lock
+ * order for every writer of a user's rows, these bursts deadlock (a 500, as they did before the
+ * user lock; this test failed three runs out of three without it).
+ */
+it('answers 200 to every request and keeps counts exact when large marks by id, marks of everything and publishes race', async () => {
+  const random = rng(20261124);
+  const user = await service.provision();
+  const items = (n: number, from: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      notificationType: TYPES[(from + i) % TYPES.length],
+      title: `row ${from + i}`,
+      createdAt: new Date(BASE + (from + i) * 1000).toISOString(),
+    }));
+  const ids = await publish(service, user.userId, items(1000, 0));
+  await mark(user, pick(random, ids, 500), true);
+
+  // Three bursts, each of 12 marks by id (225 to 475 ids in random order), 6 marks of everything and 4 publishes, all in flight at once.
+  for (let round = 0; round < 3; round++) {
+    const requests: Array<Promise<unknown>> = [];
+    for (let k = 0; k < 12; k++) {
+      requests.push(mark(user, pick(random, ids, 225 + ((k * 25 + round * 50) % 275)), (k + round) % 2 === 0));
+      if (k % 2 === 0) {
+        const filter = k % 3 === 0 ? { notificationTypeFilter: TYPES[(k + round) % TYPES.length] } : {};
+        requests.push(markAll(user, { isSeen: (k + round) % 4 === 0, ...filter }));
+      }
+      if (k % 3 === 0) requests.push(publish(service, user.userId, items(40, 10_000 + round * 1000 + k * 100)));
+    }
+    await Promise.all(requests); // each helper checks its 200
+  }
+
+  const perType = await service.sql<{ notification_type: string; unread: number; read: number }>(
+    `select notification_type, (count(*) filter (where not is_seen))::int as unread, (count(*) filter (where is_seen))::int as read
+       from notifications where user_id = ? group by notification_type order by notification_type`,
+    [user.userId],
+  );
+  const byType = perType.map((r) => ({ notificationType: r.notification_type, unreadCount: Number(r.unread), readCount: Number(r.read) }));
+  const unreadCount = byType.reduce((a, t) => a + t.unreadCount, 0);
+  const readCount = byType.reduce((a, t) => a + t.readCount, 0);
+  expect(unreadCount + readCount).toBe(1000 + 3 * 4 * 40);
+  const counts = await service.call(user.key, { operationId: 'getNotificationCounts', variables: {} });
+  expect(counts.body.data).toEqual({ unreadCount, readCount, byType });
+  const counterRows = await service.sql<{ notification_type: string; unread_count: number; read_count: number }>(
+    'select notification_type, unread_count, read_count from notification_counters where user_id = ? order by notification_type',
+    [user.userId],
+  );
+  expect(
+    counterRows.map((r) => ({
+      notificationType: r.notification_type,
+      unreadCount: Number(r.unread_count),
+      readCount: Number(r.read_count),
+    })),
+  ).toEqual(byType);
+});

@@ -4,8 +4,8 @@ import { publish, startService, type HttpResult, type Provisioned, type TestServ
 
 /**
  * markAllNotificationsRead over HTTP: what it changes, what it leaves alone (other users, other
- * types, rows published while it runs), exact counters afterwards, and no deadlock or 500 when it
- * races marks by id and publishes of the same user.
+ * types, rows published while it runs) and exact counters afterwards. Its races with marks by id
+ * and publishes are in counters-race.test.ts.
  */
 
 let service: TestService;
@@ -14,8 +14,9 @@ beforeAll(async () => {
 });
 afterAll(() => service?.close());
 
-const TYPES = ['deal_created', 'task_overdue', 'call_missed', 'reply_received', 'note_mention'];
-const BASE = Date.UTC(2025, 0, 1);
+/** Five types, rows spread over them in turn; rows dated from BASE on, a second apart. */
+const TYPES = ['call_missed', 'deal_created', 'note_mention', 'reply_received', 'task_overdue'];
+const BASE = Date.UTC(2025, 6, 1);
 
 function ok(result: HttpResult) {
   expect(result.status, result.text).toBe(200);
@@ -147,54 +148,11 @@ describe('markAllNotificationsRead', () => {
     const user = await service.provision();
     await publish(service, user.userId, items(3));
     const result = await service.graphql(
-      'mutation { markAllNotificationsRead(isSeen: true, notificationTypeFilter: "task_overdue") { success updatedCount } }',
+      'mutation { markAllNotificationsRead(isSeen: true, notificationTypeFilter: "deal_created") { success updatedCount } }',
       {},
       user.key,
     );
     expect(result.body).toEqual({ data: { markAllNotificationsRead: { success: true, updatedCount: 1 } } });
-  });
-
-  it('keeps every request 200 and the counters exact when large marks by id, marks of everything and publishes race', async () => {
-    const user = await service.provision();
-    const ids = await publish(service, user.userId, items(1000));
-    await markIds(user, ids.filter((_, i) => i % 2 === 0).slice(0, 500), true);
-    let seed = 7;
-    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    /** A large id set in random order (the service sorts it; the row order a mark of everything locks in differs). */
-    const someIds = (n: number) => [...ids].sort(() => random() - 0.5).slice(0, n);
-
-    // Three bursts, each of 12 marks by id (225 to 475 ids), 6 marks of everything and 4 publishes, all in flight at once.
-    for (let round = 0; round < 3; round++) {
-      const requests: Array<Promise<unknown>> = [];
-      for (let k = 0; k < 12; k++) {
-        requests.push(markIds(user, someIds(225 + ((k * 25 + round * 50) % 275)), (k + round) % 2 === 0));
-        if (k % 2 === 0)
-          requests.push(
-            markAll(user, {
-              isSeen: (k + round) % 4 === 0,
-              ...(k % 3 === 0 ? { notificationTypeFilter: TYPES[(k + round) % TYPES.length] } : {}),
-            }),
-          );
-        if (k % 3 === 0) requests.push(publish(service, user.userId, items(40, 10_000 + round * 1000 + k * 100)));
-      }
-      // Every response is checked to be 200 inside the helpers; a deadlock would surface as a 500 here.
-      await Promise.all(requests);
-    }
-
-    const truth = await recount(user.userId);
-    expect(truth.unreadCount + truth.readCount).toBe(1000 + 3 * 4 * 40);
-    expect(await counts(user)).toEqual(truth);
-    const counterRows = await service.sql<{ notification_type: string; unread_count: number; read_count: number }>(
-      'select notification_type, unread_count, read_count from notification_counters where user_id = ? order by notification_type',
-      [user.userId],
-    );
-    expect(
-      counterRows.map((r) => ({
-        notificationType: r.notification_type,
-        unreadCount: Number(r.unread_count),
-        readCount: Number(r.read_count),
-      })),
-    ).toEqual(truth.byType);
   });
 
   it('marks a large feed in one call with exact counters', { timeout: 180_000 }, async () => {
