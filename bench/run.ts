@@ -164,9 +164,10 @@ async function measure(scenario: Scenario, servers: Record<ServerKind, Server>, 
     runLoad({
       url: servers[target.server].url,
       pid: servers[target.server].pid,
-      connections: scenario.connections ?? CONNECTIONS,
+      connections: scenario.load?.connections ?? CONNECTIONS,
       seconds: secs,
       perConnection: target.requests,
+      ...(scenario.load && { amount: scenario.load.requestsPerRound, timeoutSeconds: scenario.load.timeoutSeconds }),
     });
   for (const target of scenario.targets) await run(target, warmup);
   for (let round = 0; round < rounds; round++) {

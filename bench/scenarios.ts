@@ -36,8 +36,12 @@ export interface Scenario {
   title: string;
   /** Which target the ratios are taken of (the service), and against which. */
   targets: Target[];
-  /** Connections of the load, when not the run's (a scenario whose requests queue on one user's lock measures each request alone). */
-  connections?: number;
+  /**
+   * A load other than the run's 32 connections for its seconds: for requests that take seconds
+   * each (a mark of a 100,000-row feed), a count of requests per round on few connections, each
+   * request waited for up to `timeoutSeconds`.
+   */
+  load?: { connections: number; requestsPerRound: number; timeoutSeconds: number };
 }
 
 interface UserKey {
@@ -264,8 +268,8 @@ export function buildScenarios(f: Fixture, connections: number): Scenario[] {
     {
       id: 'markAll',
       title: `markAllNotificationsRead, the heavy user's ${f.heavyRows.toLocaleString('en-US')} rows (read, then unread again; one connection)`,
-      // One request at a time: each one is the whole feed, and a user's marks run one after another.
-      connections: 1,
+      // One request at a time: each one is the whole feed, and a user's marks run one after another anyway.
+      load: { connections: 1, requestsPerRound: 2, timeoutSeconds: 120 },
       targets: twins(
         () => [true, false].map((isSeen) => call(f.heavy.keys[0], 'markAllNotificationsRead', { isSeen })),
         () => null,
