@@ -207,7 +207,7 @@ export async function restoreHeavyUserReadState(client: pg.Client, scale: Scale,
         set is_seen = g.seen, seen_at = case when g.seen then n.created_at + make_interval(secs => (g.h2 / 3) % 86400) end
        from serialized, (select md5(concat_ws(':', $1::int, 'n', 0, i))::uuid as id, bench_meta.h(m, 2) % 3 = 0 as seen, bench_meta.h(m, 2) as h2
                from generate_series(1, $2::int) i, md5(concat_ws(':', $1::int, 'r', 0, i)) as m) g
-      where n.id = g.id and n.user_id = $3
+      where n.id = g.id and n.user_id = $3::uuid
         and (n.is_seen, n.seen_at) is distinct from (g.seen, case when g.seen then n.created_at + make_interval(secs => (g.h2 / 3) % 86400) end)`,
     [seed, feedSizes(scale, seed)[0], userId(seed, 0)],
   );
