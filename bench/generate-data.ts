@@ -193,6 +193,27 @@ export async function ensureData(url: string, scale: Scale, seed: number, option
   }
 }
 
+/**
+ * Puts the heavy user's (user 0's) read state back as `generate` made it, from the same hashes
+ * (row g's id from md5(seed, 'n', 0, g), its read state and seenAt from md5(seed, 'r', 0, g)):
+ * the markAll scenario flips the whole feed. Only rows that differ are written.
+ */
+export async function restoreHeavyUserReadState(client: pg.Client, scale: Scale, seed: number): Promise<number> {
+  // A writer of the user's rows like any other: the service's user lock first (src/notifications/feed.data.ts), or it
+  // could deadlock with a mark of everything still running.
+  const result = await client.query(
+    `with serialized as materialized (select pg_advisory_xact_lock(${0x6e6f7466}, hashtext($3::text)))
+     update notifications n
+        set is_seen = g.seen, seen_at = case when g.seen then n.created_at + make_interval(secs => (g.h2 / 3) % 86400) end
+       from serialized, (select md5(concat_ws(':', $1::int, 'n', 0, i))::uuid as id, bench_meta.h(m, 2) % 3 = 0 as seen, bench_meta.h(m, 2) as h2
+               from generate_series(1, $2::int) i, md5(concat_ws(':', $1::int, 'r', 0, i)) as m) g
+      where n.id = g.id and n.user_id = $3::uuid
+        and (n.is_seen, n.seen_at) is distinct from (g.seen, case when g.seen then n.created_at + make_interval(secs => (g.h2 / 3) % 86400) end)`,
+    [seed, feedSizes(scale, seed)[0], userId(seed, 0)],
+  );
+  return result.rowCount ?? 0;
+}
+
 async function rowCounts(client: pg.Client): Promise<Record<string, number>> {
   const tables = [
     'organizations',

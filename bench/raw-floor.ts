@@ -109,13 +109,24 @@ function decodeCursor(userId: string, cursor: string): { createdAt: Date; id: st
 
 const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** The service's statement: the caller's counter rows, summed here; types left at zero are not listed. */
 async function counts(userId: string, type: string | null) {
   const { rows } = await bound(
-    `select coalesce(sum(unread_count), 0)::int as unread, coalesce(sum(read_count), 0)::int as read
-       from notification_counters where user_id = $1${type !== null ? ' and notification_type = $2' : ''}`,
+    `select notification_type, unread_count, read_count from notification_counters
+      where user_id = $1${type !== null ? ' and notification_type = $2' : ''} order by notification_type`,
     type !== null ? [userId, type] : [userId],
   );
-  return { unread: Number(rows[0].unread), read: Number(rows[0].read) };
+  let unread = 0;
+  let read = 0;
+  const byType: { notificationType: string; unreadCount: number; readCount: number }[] = [];
+  for (const r of rows) {
+    const unreadCount = Number(r.unread_count);
+    const readCount = Number(r.read_count);
+    unread += unreadCount;
+    read += readCount;
+    if (unreadCount !== 0 || readCount !== 0) byType.push({ notificationType: r.notification_type, unreadCount, readCount });
+  }
+  return { unread, read, byType };
 }
 
 async function listNotifications(userId: string, v: Record<string, unknown>) {
@@ -180,15 +191,37 @@ async function listNotifications(userId: string, v: Record<string, unknown>) {
   return { notifications, total, hasUnread, nextCursor: more && last ? encodeCursor(userId, last.created_at, last.id) : null };
 }
 
+// The service's per-user lock, taken in the same statement before any row (src/notifications/feed.data.ts).
+const USER_WRITE_LOCK = `serialized as materialized (select pg_advisory_xact_lock(${0x6e6f7466}, hashtext($1::text)))`;
+
 async function markNotificationsRead(userId: string, v: Record<string, unknown>) {
   const isSeen = v.isSeen as boolean;
   const ids = [...new Set((v.notificationIds as string[]).map((id) => id.toLowerCase()))].sort();
   const result = await bound(
-    `update notifications set is_seen = $1, seen_at = ${isSeen ? 'now()' : 'null'}
-        where user_id = $2 and id = any($3::uuid[]) and is_seen <> $4`,
-    [isSeen, userId, `{${ids.join(',')}}`, isSeen],
+    `with ${USER_WRITE_LOCK}
+     update notifications set is_seen = $2, seen_at = ${isSeen ? 'now()' : 'null'} from serialized
+        where user_id = $3 and id = any($4::uuid[]) and is_seen <> $5`,
+    [userId, isSeen, userId, `{${ids.join(',')}}`, isSeen],
   );
   return { success: true, updatedCount: result.rowCount ?? 0 };
+}
+
+async function markAllNotificationsRead(userId: string, v: Record<string, unknown>) {
+  const isSeen = v.isSeen as boolean;
+  const type = (v.notificationTypeFilter as string | undefined) || null;
+  const { rows } = await bound(
+    `with ${USER_WRITE_LOCK},
+     updated as (
+       update notifications set is_seen = $2, seen_at = ${isSeen ? 'now()' : 'null'} from serialized
+        where user_id = $3 and is_seen = $4${type !== null ? ' and notification_type = $5' : ''}
+        returning id)
+     select (select count(*) from updated)::int as updated,
+            (select array_agg(id::text) from (select id from updated limit 501) listed) as ids`,
+    [userId, isSeen, userId, !isSeen, ...(type !== null ? [type] : [])],
+  );
+  // The service then reads the owner's counts for its post-commit result.
+  await counts(userId, null);
+  return { success: true, updatedCount: Number(rows[0].updated) };
 }
 
 async function gateway(req: IncomingMessage, res: ServerResponse) {
@@ -201,10 +234,12 @@ async function gateway(req: IncomingMessage, res: ServerResponse) {
       return listNotifications(key.user_id, variables);
     case 'getNotificationCounts': {
       const c = await counts(key.user_id, (variables.notificationTypeFilter as string | undefined) || null);
-      return { unreadCount: c.unread, readCount: c.read };
+      return { unreadCount: c.unread, readCount: c.read, byType: c.byType };
     }
     case 'markNotificationsRead':
       return markNotificationsRead(key.user_id, variables);
+    case 'markAllNotificationsRead':
+      return markAllNotificationsRead(key.user_id, variables);
     default:
       throw new HttpError(404, 'unknown_operation');
   }

@@ -16,7 +16,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { DEFAULT_SEED, ensureData, FULL, QUICK, type GenerationReport } from './generate-data.js';
+import { DEFAULT_SEED, ensureData, FULL, QUICK, restoreHeavyUserReadState, type GenerationReport } from './generate-data.js';
 import { checkCounts, type CountCheck } from './lib/checks.js';
 import { log, median, withDatabase } from './lib/common.js';
 import { runLoad, type RunResult } from './lib/load.js';
@@ -98,6 +98,7 @@ async function main() {
     for (const scenario of scenarios) rows.push(...(await measure(scenario, servers as Record<ServerKind, Server>, urls)));
     counts = await checkCounts(url, urls.service, fixture);
     log(`counts: ${counts.summary}`);
+    if (scenarios.some((s) => s.id === 'markAll')) await restoreReadState(url);
   } finally {
     await stopAll();
   }
@@ -143,6 +144,17 @@ async function createDatabase(baseUrl: string, database: string) {
   }
 }
 
+/** Leaves the heavy user's feed as generated for whoever runs next (the markAll scenario flipped it). */
+async function restoreReadState(url: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    log(`heavy user: ${await restoreHeavyUserReadState(client, scale, seed)} rows put back to their generated read state`);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Warms each target once, then runs them in turn (A B C, A B C, …) and keeps the medians. */
 async function measure(scenario: Scenario, servers: Record<ServerKind, Server>, urls: Record<ServerKind, string>): Promise<Row[]> {
   const problem = await verifyScenario(scenario, urls);
@@ -152,9 +164,10 @@ async function measure(scenario: Scenario, servers: Record<ServerKind, Server>, 
     runLoad({
       url: servers[target.server].url,
       pid: servers[target.server].pid,
-      connections: CONNECTIONS,
+      connections: scenario.load?.connections ?? CONNECTIONS,
       seconds: secs,
       perConnection: target.requests,
+      ...(scenario.load && { amount: scenario.load.requestsPerRound, timeoutSeconds: scenario.load.timeoutSeconds }),
     });
   for (const target of scenario.targets) await run(target, warmup);
   for (let round = 0; round < rounds; round++) {

@@ -7,7 +7,15 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { encodeCursor } from '../src/notifications/cursor.js';
-import { feedSizes, gatewaySecret, skipTraceSecret, SURNAMES, type RawAddress, type Scale } from './generate-data.js';
+import {
+  feedSizes,
+  gatewaySecret,
+  restoreHeavyUserReadState,
+  skipTraceSecret,
+  SURNAMES,
+  type RawAddress,
+  type Scale,
+} from './generate-data.js';
 import { prng, seededUuid } from './lib/common.js';
 import type { HttpRequest } from './lib/load.js';
 import { ROOT } from './lib/servers.js';
@@ -28,6 +36,12 @@ export interface Scenario {
   title: string;
   /** Which target the ratios are taken of (the service), and against which. */
   targets: Target[];
+  /**
+   * A load other than the run's 32 connections for its seconds: for requests that take seconds
+   * each (a mark of a 100,000-row feed), a count of requests per round on few connections, each
+   * request waited for up to `timeoutSeconds`.
+   */
+  load?: { connections: number; requestsPerRound: number; timeoutSeconds: number };
 }
 
 interface UserKey {
@@ -38,6 +52,7 @@ interface UserKey {
 export interface Fixture {
   typical: UserKey[];
   heavy: { userId: string; keys: string[] };
+  heavyRows: number;
   deep: (UserKey & { cursor: string })[];
   mark: (UserKey & { ids: string[] })[];
   traces: RawAddress[];
@@ -92,6 +107,9 @@ export async function loadFixture(url: string, scale: Scale, seed: number, conne
       mark.flatMap((m) => m.ids),
     ]);
 
+    // The heavy user's feed: back to its generated read state (the markAll scenario flips all of it).
+    await restoreHeavyUserReadState(client, scale, seed);
+
     // Skip trace: reset the ledger, the audit and the balances the previous run spent.
     await client.query(`truncate skip_trace_credit_ledger, skip_trace_requests`);
     await client.query(`update organizations set skip_trace_credits = 1000000000`);
@@ -105,6 +123,7 @@ export async function loadFixture(url: string, scale: Scale, seed: number, conne
         userId: seededUuid(seed, 'user', 0),
         keys: Array.from({ length: scale.heavyUserKeys }, (_, k) => gatewaySecret(seed, 0, k)),
       },
+      heavyRows: sizes[0],
       deep,
       mark,
       traces,
@@ -243,6 +262,16 @@ export function buildScenarios(f: Fixture, connections: number): Scenario[] {
           share(f.mark, c, connections, 4).flatMap((u) =>
             [true, false].map((isSeen) => call(u.key, 'markNotificationsRead', { notificationIds: u.ids, isSeen })),
           ),
+        () => null,
+      ),
+    },
+    {
+      id: 'markAll',
+      title: `markAllNotificationsRead, the heavy user's ${f.heavyRows.toLocaleString('en-US')} rows (read, then unread again; one connection)`,
+      // One request at a time: each one is the whole feed, and a user's marks run one after another anyway.
+      load: { connections: 1, requestsPerRound: 2, timeoutSeconds: 120 },
+      targets: twins(
+        () => [true, false].map((isSeen) => call(f.heavy.keys[0], 'markAllNotificationsRead', { isSeen })),
         () => null,
       ),
     },

@@ -9,11 +9,7 @@ import { gatewayClient, optionsFromEnv } from './client/api-client.js';
 const gateway = gatewayClient(optionsFromEnv('GATEWAY_KEY'));
 const notificationTypeFilter = process.argv[2];
 
-// PENDING: markAllNotificationsRead is being added on another branch. Once it is merged and
-// `npm run codegen` has run, this directive is unused and tsc fails here: delete it and the
-// annotation of `marked` (the generated types then give it).
-// @ts-expect-error markAllNotificationsRead is not yet a published operation on this branch.
-const marked: { updatedCount: number } = await gateway.callOperation('markAllNotificationsRead', {
+const marked = await gateway.callOperation('markAllNotificationsRead', {
   isSeen: true,
   notificationTypeFilter,
 });

@@ -24,17 +24,30 @@ export async function checkCounts(url: string, serviceUrl: string, f: Fixture): 
           headers: { authorization: `Bearer ${u.key}`, 'content-type': 'application/json' },
           body: JSON.stringify({ operationId: 'getNotificationCounts', variables: type ? { notificationTypeFilter: type } : {} }),
         });
-        const { data } = (await res.json()) as { data: { unreadCount: number; readCount: number } };
-        const { rows } = await client.query<{ unread: number; read: number }>(
-          `select count(*) filter (where not is_seen)::int as unread, count(*) filter (where is_seen)::int as read
-             from notifications where user_id = $1 and ($2::text is null or notification_type = $2)`,
+        type TypeCounts = { notificationType: string; unreadCount: number; readCount: number };
+        const { data } = (await res.json()) as { data: { unreadCount: number; readCount: number; byType: TypeCounts[] } };
+        const { rows } = await client.query<TypeCounts>(
+          `select notification_type as "notificationType", count(*) filter (where not is_seen)::int as "unreadCount",
+                  count(*) filter (where is_seen)::int as "readCount"
+             from notifications where user_id = $1 and ($2::text is null or notification_type = $2)
+            group by notification_type order by notification_type`,
           [u.userId, type],
         );
+        const sum = (key: 'unreadCount' | 'readCount') => rows.reduce((a, r) => a + r[key], 0);
         checked++;
-        if (data.unreadCount === rows[0].unread && data.readCount === rows[0].read) exact++;
+        if (
+          data.unreadCount === sum('unreadCount') &&
+          data.readCount === sum('readCount') &&
+          data.byType.length === rows.length &&
+          data.byType.every(
+            (t, i) =>
+              t.notificationType === rows[i].notificationType && t.unreadCount === rows[i].unreadCount && t.readCount === rows[i].readCount,
+          )
+        )
+          exact++;
       }
     }
-    const summary = `${exact}/${checked} exact (heavy user and ${users.length - 1} others, with and without a type filter, after the write scenarios)`;
+    const summary = `${exact}/${checked} exact (totals and byType; heavy user and ${users.length - 1} others, with and without a type filter, after the write scenarios)`;
     return { exact, checked, summary };
   } finally {
     await client.end();

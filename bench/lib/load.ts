@@ -32,6 +32,10 @@ export async function runLoad(options: {
   connections: number;
   seconds: number;
   perConnection: (connection: number) => HttpRequest[];
+  /** Requests in all, instead of `seconds` of load. */
+  amount?: number;
+  /** How long one request may take (10 s unless set). */
+  timeoutSeconds?: number;
 }): Promise<RunResult> {
   let peak = memoryOf(options.pid).rss;
   const sampler = setInterval(() => (peak = Math.max(peak, memoryOf(options.pid).rss)), 100);
@@ -42,7 +46,8 @@ export async function runLoad(options: {
       url: options.url,
       connections: options.connections,
       duration: options.seconds,
-      timeout: 10,
+      ...(options.amount !== undefined && { amount: options.amount }),
+      timeout: options.timeoutSeconds ?? 10,
       sampleInt: 100, // the stop check runs on this tick: the default (1 s) rounds every run up to whole seconds
       setupClient: (client: autocannon.Client) => {
         const connection = next++ % options.connections;

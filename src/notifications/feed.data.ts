@@ -121,14 +121,37 @@ function whereClause(userId: string, f: FeedConditions) {
   return { conditions, params };
 }
 
-/** Badge numbers from the counter rows (kept by triggers): constant cost at any feed size. */
-export async function counterTotals(sql: Sql, userId: string, type: string | null): Promise<NotificationCounts> {
-  const rows = await sql.execute<{ unread: number; read: number }[]>(
-    `select coalesce(sum(unread_count), 0)::int as unread, coalesce(sum(read_count), 0)::int as read
-       from notification_counters where user_id = ?${type !== null ? ' and notification_type = ?' : ''}`,
+/** One type's badge numbers. */
+export interface NotificationTypeCounts extends NotificationCounts {
+  notificationType: string;
+}
+
+/** The totals and, per type with rows, the same numbers split out. */
+export interface NotificationCountsByType extends NotificationCounts {
+  byType: NotificationTypeCounts[];
+}
+
+/**
+ * Badge numbers from the counter rows (kept by triggers): constant cost at any feed size. One
+ * statement reads the caller's counter rows (one per type, 14 at most with the default catalog),
+ * and the totals are their sums, so `byType` costs no second round trip.
+ */
+export async function counterTotals(sql: Sql, userId: string, type: string | null): Promise<NotificationCountsByType> {
+  const rows = await sql.execute<{ notification_type: string; unread_count: number; read_count: number }[]>(
+    `select notification_type, unread_count, read_count from notification_counters
+      where user_id = ?${type !== null ? ' and notification_type = ?' : ''} order by notification_type`,
     type !== null ? [userId, type] : [userId],
   );
-  return { unreadCount: Number(rows[0]?.unread ?? 0), readCount: Number(rows[0]?.read ?? 0) };
+  const counts: NotificationCountsByType = { unreadCount: 0, readCount: 0, byType: [] };
+  for (const row of rows) {
+    const unreadCount = Number(row.unread_count);
+    const readCount = Number(row.read_count);
+    counts.unreadCount += unreadCount;
+    counts.readCount += readCount;
+    // A counter row left at zero (its rows deleted) is a type without rows.
+    if (unreadCount !== 0 || readCount !== 0) counts.byType.push({ notificationType: row.notification_type, unreadCount, readCount });
+  }
+  return counts;
 }
 
 /**
@@ -166,39 +189,80 @@ export async function searchTotals(sql: Sql, userId: string, f: FeedConditions) 
 }
 
 /**
+ * Every writer of a user's existing feed rows starts its statement with this CTE and joins it, so
+ * it holds the user's transaction-scoped advisory lock before it locks any row: writers of one
+ * user's rows run one at a time, and the order of every lock is the same for all of them
+ *
+ *   user lock → that user's feed rows (in any order: nobody else holds them) → counter rows
+ *
+ * (the counter trigger takes its rows sorted by user and type, after the statement's rows, and
+ * publishes take only counter rows, in that same order). With no cycle possible, no deadlock is:
+ * marks by id with hundreds of ids, marks of a whole feed and publishes race without retries.
+ * Rows are locked only where ModifyTable updates them, which happens to joined rows only, so the
+ * lock is held before the first row lock whichever join order the planner picks. The class id
+ * (first key) keeps these locks apart from any other advisory lock; the second is the user's hash
+ * (two users sharing a hash only wait for each other).
+ */
+const USER_WRITE_LOCK = `serialized as materialized (select pg_advisory_xact_lock(${0x6e6f7466}, hashtext(?::text)))`;
+
+/**
  * Sets the seen state of the user's rows among `ids` (distinct, lower-cased uuids); returns the
  * rows whose state changed. Only those are touched, so the count and the counters stay exact when
  * marks race: a concurrent mark of the same row re-checks `is_seen` after the first commits.
  */
 export async function updateSeen(sql: Sql, userId: string, ids: readonly string[], isSeen: boolean): Promise<number> {
-  const result = await withDeadlockRetry(() =>
-    sql.execute<{ affectedRows: number }>(
-      `update notifications set is_seen = ?, seen_at = ${isSeen ? 'now()' : 'null'}
-        where user_id = ? and id = any(?::uuid[]) and is_seen <> ?`,
-      [isSeen, userId, pgTextArray(ids), isSeen],
-      'run',
-    ),
+  const result = await sql.execute<{ affectedRows: number }>(
+    `with ${USER_WRITE_LOCK}
+     update notifications set is_seen = ?, seen_at = ${isSeen ? 'now()' : 'null'} from serialized
+      where user_id = ? and id = any(?::uuid[]) and is_seen <> ?`,
+    [userId, isSeen, userId, pgTextArray(ids), isSeen],
+    'run',
   );
   return result.affectedRows;
 }
 
-/** Concurrent marks over overlapping ids can deadlock in rare orders; the update is idempotent, so retrying is safe. */
-async function withDeadlockRetry<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await work();
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (attempt >= attempts || (code !== '40P01' && !/deadlock/i.test(String(error)))) throw error;
-    }
-  }
+/** A mark's changed ids are listed up to this many; past it, `notificationIds` is null (the count says how many). */
+export const CHANGED_IDS_LISTED_MAX = 500;
+
+export interface FeedMarkOutcome {
+  updatedCount: number;
+  /** The changed rows' ids, or null when more than `CHANGED_IDS_LISTED_MAX` changed. */
+  notificationIds: string[] | null;
+}
+
+/**
+ * Sets the seen state of every row of the user's (of one type, when `type` is set) that is not in
+ * it yet, in one statement, hence one transaction, whatever the feed size.
+ *
+ * Rows published while it runs are untouched: under READ COMMITTED a statement sees the rows
+ * committed when it started (its snapshot is taken before it runs, so before it waits for the
+ * user's lock or any row), and an UPDATE only ever updates rows its scan found — when one of those
+ * was changed meanwhile by a committed mark it re-checks the newest version against the `where`
+ * clause (`is_seen = not ?`), but it never adds rows the snapshot did not hold. So the set of rows
+ * is fixed when the call begins, without comparing timestamps a backfill may set in the past.
+ */
+export async function updateAllSeen(sql: Sql, userId: string, type: string | null, isSeen: boolean): Promise<FeedMarkOutcome> {
+  const rows = await sql.execute<{ updated: number; ids: string[] | null }[]>(
+    `with ${USER_WRITE_LOCK},
+     updated as (
+       update notifications set is_seen = ?, seen_at = ${isSeen ? 'now()' : 'null'} from serialized
+        where user_id = ? and is_seen = ?${type !== null ? ' and notification_type = ?' : ''}
+        returning id)
+     select (select count(*) from updated)::int as updated,
+            (select array_agg(id::text) from (select id from updated limit ${CHANGED_IDS_LISTED_MAX + 1}) listed) as ids`,
+    [userId, isSeen, userId, !isSeen, ...(type !== null ? [type] : [])],
+  );
+  const updatedCount = Number(rows[0]?.updated ?? 0);
+  const ids = rows[0]?.ids ?? [];
+  return { updatedCount, notificationIds: ids.length <= CHANGED_IDS_LISTED_MAX ? ids : null };
 }
 
 /** Backdated rows already read (demo data): read when they were created. */
 export async function markSeenAtCreation(em: Em, userId: string, ids: readonly string[]): Promise<void> {
   await em.execute(
-    `update notifications set is_seen = true, seen_at = created_at where user_id = ? and id = any(?::uuid[])`,
-    [userId, pgTextArray(ids)],
+    `with ${USER_WRITE_LOCK}
+     update notifications set is_seen = true, seen_at = created_at from serialized where user_id = ? and id = any(?::uuid[])`,
+    [userId, userId, pgTextArray(ids)],
     'run',
   );
 }

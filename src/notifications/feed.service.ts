@@ -12,10 +12,12 @@ import {
   notificationTypeCatalog,
   searchTotals,
   selectFeedPage,
+  updateAllSeen,
   updateSeen,
   type FeedConditions,
+  type FeedMarkOutcome,
   type NewNotification,
-  type NotificationCounts,
+  type NotificationCountsByType,
   type NotificationView,
 } from './feed.data.js';
 
@@ -51,8 +53,8 @@ function normalizeFilter(filter: FeedFilter): FeedConditions {
   return { type, seen: filter.seen ?? null, search };
 }
 
-/** The caller's badge numbers; an empty type filter counts every type. */
-export function countNotifications(sql: Sql, userId: string, notificationTypeFilter?: string | null): Promise<NotificationCounts> {
+/** The caller's badge numbers, in total and per type; an empty type filter counts every type. */
+export function countNotifications(sql: Sql, userId: string, notificationTypeFilter?: string | null): Promise<NotificationCountsByType> {
   return counterTotals(sql, userId, notificationTypeFilter || null);
 }
 
@@ -101,6 +103,30 @@ export async function markNotifications(sql: Sql, userId: string, notificationId
   const ids = [...new Set(notificationIds.filter(isUuid).map((id) => id.toLowerCase()))].sort();
   if (ids.length === 0) return 0;
   return updateSeen(sql, userId, ids, isSeen);
+}
+
+/**
+ * What a mark of a whole feed changed, once it has committed: for the caller's answer and for
+ * whatever tells the owner's other clients (the changed ids, listed when few, and the owner's
+ * counts read after the commit, every type included whatever the filter).
+ */
+export interface FeedMarkAllResult extends FeedMarkOutcome {
+  counts: NotificationCountsByType;
+}
+
+/**
+ * Marks every row of the caller's matching the type filter (empty ≡ omitted; an unknown type
+ * matches nothing) that existed when the call began; see `updateAllSeen` for why rows published
+ * meanwhile are untouched.
+ */
+export async function markAllNotifications(
+  sql: Sql,
+  userId: string,
+  isSeen: boolean,
+  notificationTypeFilter?: string | null,
+): Promise<FeedMarkAllResult> {
+  const outcome = await updateAllSeen(sql, userId, notificationTypeFilter || null, isSeen);
+  return { ...outcome, counts: await counterTotals(sql, userId, null) };
 }
 
 export function availableNotificationTypes(em: Em): Promise<NotificationType[]> {

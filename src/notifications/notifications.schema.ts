@@ -11,11 +11,12 @@ import {
   availableNotificationTypes,
   countNotifications,
   listNotifications,
+  markAllNotifications,
   markNotifications,
   publishNotifications,
   type FeedPage,
 } from './feed.service.js';
-import type { NotificationCounts, NotificationView } from './feed.data.js';
+import type { NotificationCountsByType, NotificationTypeCounts, NotificationView } from './feed.data.js';
 
 export const NotificationRef = builder.objectRef<NotificationView>('Notification').implement({
   description: "One item of the caller's bell feed.",
@@ -49,10 +50,24 @@ const NotificationPageRef = builder.objectRef<FeedPage>('NotificationPage').impl
   }),
 });
 
-const NotificationCountsRef = builder.objectRef<NotificationCounts>('NotificationCounts').implement({
+const NotificationTypeCountsRef = builder.objectRef<NotificationTypeCounts>('NotificationTypeCounts').implement({
+  description: "One type's badge numbers.",
+  fields: (t) => ({
+    notificationType: t.exposeString('notificationType'),
+    unreadCount: t.exposeInt('unreadCount'),
+    readCount: t.exposeInt('readCount'),
+  }),
+});
+
+const NotificationCountsRef = builder.objectRef<NotificationCountsByType>('NotificationCounts').implement({
   fields: (t) => ({
     unreadCount: t.exposeInt('unreadCount'),
     readCount: t.exposeInt('readCount'),
+    byType: t.field({
+      type: [NotificationTypeCountsRef],
+      description: 'One entry per type the caller has rows of (with a type filter, at most that type), by notificationType.',
+      resolve: (counts) => counts.byType,
+    }),
   }),
 });
 
@@ -138,6 +153,21 @@ builder.mutationFields((t) => ({
     resolve: async (_root, args, ctx) => ({
       updatedCount: await markNotifications(ctx.db.sql, ctx.principal.userId, args.notificationIds.map(String), args.isSeen),
     }),
+  }),
+  markAllNotificationsRead: t.withAuth({ WRITE: true }).field({
+    type: MarkNotificationsReadResultRef,
+    description:
+      "isSeen true marks read, false marks unread, every one of the caller's notifications (of one type, with notificationTypeFilter) that existed when the call began; rows published meanwhile are untouched.",
+    args: {
+      isSeen: t.arg.boolean({ required: true }),
+      notificationTypeFilter: t.arg.string({
+        description: 'Exact notification type; empty means every type; unknown values mark nothing.',
+      }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const { updatedCount } = await markAllNotifications(ctx.db.sql, ctx.principal.userId, args.isSeen, args.notificationTypeFilter);
+      return { updatedCount };
+    },
   }),
   publishNotifications: t.field({
     type: [NotificationRef],

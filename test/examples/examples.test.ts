@@ -1,8 +1,7 @@
 /**
  * README, Examples: each script under examples/ runs as its own process (tsx, or python3 for the
  * Python one) against the service over HTTP, configured only by API_URL and a key in the
- * environment, and does what its header says. (examples/mark-all-read.ts waits for the
- * markAllNotificationsRead operation and has no test yet.)
+ * environment, and does what its header says.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -134,6 +133,27 @@ describe('polling the counts, then listing', () => {
       '  unread: Poll new B',
       '  unread: Poll new A',
     ]);
+  });
+});
+
+describe('marking everything read', () => {
+  it('marks every unread row of the given type read, leaves the other types alone, then shows the counts', async () => {
+    const user = await service.provision({ scopes: ['READ', 'WRITE'] });
+    await publish(service, user.userId, [
+      { title: 'Missed 1', notificationType: 'call_missed' },
+      { title: 'Missed 2', notificationType: 'call_missed' },
+      { title: 'Deal', notificationType: 'deal_created' },
+    ]);
+    const typed = await runExample(['examples/mark-all-read.ts', 'call_missed'], { GATEWAY_KEY: user.key });
+    expect(typed.stderr).toBe('');
+    expect(typed.code).toBe(0);
+    expect(typed.stdout.split('\n').filter(Boolean)).toEqual(['marked 2 read', 'now 0 unread, 2 read']);
+    const rest = await service.call(user.key, { operationId: 'getNotificationCounts' });
+    expect(rest.body.data).toMatchObject({ unreadCount: 1, readCount: 2 });
+
+    const all = await runExample(['examples/mark-all-read.ts'], { GATEWAY_KEY: user.key });
+    expect(all.code).toBe(0);
+    expect(all.stdout.split('\n').filter(Boolean)).toEqual(['marked 1 read', 'now 0 unread, 3 read']);
   });
 });
 

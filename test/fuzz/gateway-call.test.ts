@@ -54,6 +54,7 @@ const OPERATIONS = [
   'getAvailableNotificationTypes',
   'markNotificationsRead',
   'viewer',
+  'markAllNotificationsRead',
 ] as const;
 const VARIABLE_NAMES = ['notificationTypeFilter', 'seen', 'searchTerm', 'limit', 'cursor', 'notificationIds', 'isSeen'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -143,11 +144,21 @@ function expectOperationData(operationId: string, data: any, where: string) {
       break;
     case 'getNotificationCounts':
       expect(Number.isInteger(data.unreadCount) && Number.isInteger(data.readCount), where).toBe(true);
+      expect(Array.isArray(data.byType), where).toBe(true);
+      expect(
+        data.byType.reduce((sum: number, t: { unreadCount: number }) => sum + t.unreadCount, 0),
+        where,
+      ).toBe(data.unreadCount);
+      expect(
+        data.byType.reduce((sum: number, t: { readCount: number }) => sum + t.readCount, 0),
+        where,
+      ).toBe(data.readCount);
       break;
     case 'getAvailableNotificationTypes':
       expect(Array.isArray(data.types), where).toBe(true);
       break;
     case 'markNotificationsRead':
+    case 'markAllNotificationsRead':
       expect(data.success, where).toBe(true);
       expect(Number.isInteger(data.updatedCount) && data.updatedCount >= 0, where).toBe(true);
       break;
@@ -360,6 +371,7 @@ const OWN_VARIABLES: Record<(typeof OPERATIONS)[number], string[]> = {
   getAvailableNotificationTypes: [],
   viewer: [],
   markNotificationsRead: ['notificationIds', 'isSeen'],
+  markAllNotificationsRead: ['isSeen', 'notificationTypeFilter'],
 };
 const operationVariables = fc
   .constantFrom(...OPERATIONS)

@@ -211,6 +211,7 @@ describe('documents that must keep working', () => {
       listNotifications: { limit: 1 },
       markNotificationsRead: { notificationIds: [], isSeen: true },
       viewer: {},
+      markAllNotificationsRead: { isSeen: false, notificationTypeFilter: 'no_such_type' },
     };
     const seen: string[] = [];
     for (const [documentId, document] of Object.entries(manifest)) {
@@ -234,6 +235,8 @@ describe('documents that must keep working', () => {
     expect(mark.body.data).toEqual({ success: true, updatedCount: 1 });
     const viewer = await service.call(user.key, { operationId: 'viewer' });
     expect(viewer.body.data).toMatchObject({ principal: 'user', userId: user.userId, keyId: user.keyId });
+    const markAll = await service.call(user.key, { operationId: 'markAllNotificationsRead', variables: { isSeen: true } });
+    expect(markAll.body.data).toEqual({ success: true, updatedCount: 1 });
   });
 
   it('runs the skip trace document on /api/v1/skiptrace and the skipTrace mutation on /graphql', async () => {

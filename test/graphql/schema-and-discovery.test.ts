@@ -50,12 +50,15 @@ describe('discovery', () => {
       'getAvailableNotificationTypes',
       'getNotificationCounts',
       'listNotifications',
+      'markAllNotificationsRead',
       'markNotificationsRead',
       'viewer',
     ]);
     expect(byId.listNotifications).toMatchObject({ scope: 'READ', type: 'query' });
     expect(byId.viewer).toMatchObject({ scope: 'READ', type: 'query' });
     expect(byId.markNotificationsRead).toMatchObject({ scope: 'WRITE', type: 'mutation' });
+    expect(byId.markAllNotificationsRead).toMatchObject({ scope: 'WRITE', type: 'mutation' });
+    expect(byId.getNotificationCounts).toMatchObject({ scope: 'READ', type: 'query' });
     for (const op of Object.values<any>(byId)) {
       expect(op.description.length).toBeGreaterThan(0);
       expect(op.document).toContain(op.operationId);
@@ -67,6 +70,9 @@ describe('discovery', () => {
     expect(byId.listNotifications.variables.properties.searchTerm).toMatchObject({ maxLength: 200 });
     expect(byId.markNotificationsRead.variables.required.sort()).toEqual(['isSeen', 'notificationIds']);
     expect(byId.markNotificationsRead.variables.properties.notificationIds).toMatchObject({ type: 'array', maxItems: 500 });
+    expect(byId.markAllNotificationsRead.variables.required).toEqual(['isSeen']);
+    expect(Object.keys(byId.markAllNotificationsRead.variables.properties).sort()).toEqual(['isSeen', 'notificationTypeFilter']);
+    expect(Object.keys(byId.markAllNotificationsRead.result.properties).sort()).toEqual(['success', 'updatedCount']);
     expect(Object.keys(byId.listNotifications.result.properties).sort()).toEqual(['hasUnread', 'nextCursor', 'notifications', 'total']);
   });
 
@@ -74,6 +80,13 @@ describe('discovery', () => {
     const one = await service.request('/api/v1/operations/getNotificationCounts');
     expect(one.status).toBe(200);
     expect(one.body.result.properties).toMatchObject({ unreadCount: { type: 'integer' }, readCount: { type: 'integer' } });
+    expect(one.body.result.properties.byType).toMatchObject({
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { notificationType: { type: 'string' }, unreadCount: { type: 'integer' }, readCount: { type: 'integer' } },
+      },
+    });
     const none = await service.request('/api/v1/operations/nope');
     expect({ status: none.status, code: none.body.error.code }).toEqual({ status: 404, code: 'unknown_operation' });
   });
@@ -126,7 +139,7 @@ describe('/graphql', () => {
     );
     const documentId = Object.keys(manifest).find((id) => manifest[id] === op.document);
     const result = await post({ documentId, variables: {} }, user.key);
-    expect(result.body.data.notificationCounts).toEqual({ unreadCount: 0, readCount: 0 });
+    expect(result.body.data.notificationCounts).toEqual({ unreadCount: 0, readCount: 0, byType: [] });
   });
 
   it('gives request errors the BAD_USER_INPUT code and resolver errors their own code', async () => {

@@ -58,8 +58,40 @@ async function list(user: Provisioned, variables: Record<string, unknown> = {}):
   return ok(await call(user, 'listNotifications', variables));
 }
 
+interface TypeCounts {
+  notificationType: string;
+  unreadCount: number;
+  readCount: number;
+}
+
+/**
+ * The whole answer of getNotificationCounts, checked for what holds of every answer: exactly
+ * these fields; `byType` sorted by type, one entry per type with rows, at most the filtered type,
+ * summing to the totals.
+ */
+async function countsByType(
+  user: Provisioned,
+  variables: Record<string, unknown> = {},
+): Promise<{ unreadCount: number; readCount: number; byType: TypeCounts[] }> {
+  const data = ok(await call(user, 'getNotificationCounts', variables));
+  expect(Object.keys(data).sort()).toEqual(['byType', 'readCount', 'unreadCount']);
+  const byType: TypeCounts[] = data.byType;
+  for (const entry of byType) {
+    expect(Object.keys(entry).sort()).toEqual(['notificationType', 'readCount', 'unreadCount']);
+    expect(entry.unreadCount + entry.readCount).toBeGreaterThan(0);
+  }
+  const types = byType.map((t) => t.notificationType);
+  expect(types).toEqual([...new Set(types)].sort());
+  if (variables.notificationTypeFilter) expect(types.every((t) => t === variables.notificationTypeFilter)).toBe(true);
+  expect(byType.reduce((sum, t) => sum + t.unreadCount, 0)).toBe(data.unreadCount);
+  expect(byType.reduce((sum, t) => sum + t.readCount, 0)).toBe(data.readCount);
+  return data;
+}
+
+/** The totals of getNotificationCounts (its `byType` checked by `countsByType`). */
 async function counts(user: Provisioned, variables: Record<string, unknown> = {}): Promise<{ unreadCount: number; readCount: number }> {
-  return ok(await call(user, 'getNotificationCounts', variables));
+  const { unreadCount, readCount } = await countsByType(user, variables);
+  return { unreadCount, readCount };
 }
 
 async function mark(user: Provisioned, notificationIds: string[], isSeen: boolean): Promise<number> {
@@ -722,6 +754,10 @@ describe('markNotificationsRead', () => {
     await mark(user, [rows[2].id], false);
     expect(await counts(user)).toEqual({ unreadCount: 1, readCount: 2 });
     expect(await counts(user, { notificationTypeFilter: 'call_voicemail' })).toEqual({ unreadCount: 1, readCount: 0 });
+    expect((await countsByType(user)).byType).toEqual([
+      { notificationType: 'call_missed', unreadCount: 0, readCount: 2 },
+      { notificationType: 'call_voicemail', unreadCount: 1, readCount: 0 },
+    ]);
     // The list agrees with the counts.
     expect((await list(user, { seen: false })).total).toBe(1);
     expect((await list(user, { seen: true })).total).toBe(2);
@@ -749,6 +785,62 @@ describe('getNotificationCounts and getAvailableNotificationTypes', () => {
     await seed(other, [{ notificationType: 'deal_created' }]);
     expect(await counts(user)).toEqual({ unreadCount: 2, readCount: 3 });
     expect(await counts(other)).toEqual({ unreadCount: 1, readCount: 0 });
+  });
+
+  it('byType has one entry per type with rows, exact, sorted by type; with a filter at most that type', async () => {
+    const user = await service.provision();
+    expect(await countsByType(user)).toEqual({ unreadCount: 0, readCount: 0, byType: [] });
+    const rows = await seed(user, [
+      { notificationType: 'task_overdue' },
+      { notificationType: 'deal_created' },
+      { notificationType: 'deal_created' },
+      { notificationType: 'task_overdue' },
+      { notificationType: 'call_missed' },
+    ]);
+    await mark(user, [rows[0].id, rows[1].id, rows[4].id], true);
+    expect(await countsByType(user)).toEqual({
+      unreadCount: 2,
+      readCount: 3,
+      byType: [
+        { notificationType: 'call_missed', unreadCount: 0, readCount: 1 },
+        { notificationType: 'deal_created', unreadCount: 1, readCount: 1 },
+        { notificationType: 'task_overdue', unreadCount: 1, readCount: 1 },
+      ],
+    });
+    // An empty filter counts every type; a filter narrows byType to its type; a type without rows, or unknown, has no entry.
+    expect(await countsByType(user, { notificationTypeFilter: '' })).toEqual(await countsByType(user));
+    expect(await countsByType(user, { notificationTypeFilter: 'deal_created' })).toEqual({
+      unreadCount: 1,
+      readCount: 1,
+      byType: [{ notificationType: 'deal_created', unreadCount: 1, readCount: 1 }],
+    });
+    for (const notificationTypeFilter of ['reply_received', 'no_such_type'])
+      expect(await countsByType(user, { notificationTypeFilter })).toEqual({ unreadCount: 0, readCount: 0, byType: [] });
+    // Another user's rows never appear in mine.
+    const other = await service.provision();
+    await seed(other, [{ notificationType: 'note_mention' }]);
+    expect((await countsByType(user)).byType.map((t) => t.notificationType)).toEqual(['call_missed', 'deal_created', 'task_overdue']);
+    expect((await countsByType(other)).byType).toEqual([{ notificationType: 'note_mention', unreadCount: 1, readCount: 0 }]);
+  });
+
+  it('notificationCounts on /graphql serves byType too, and the totals alone when byType is not selected', async () => {
+    const user = await service.provision();
+    await seed(user, [{ notificationType: 'deal_created' }, { notificationType: 'call_missed' }]);
+    const graphql = (query: string) => service.graphql(query, {}, user.key);
+    const withByType = await graphql('{ notificationCounts { unreadCount byType { notificationType unreadCount readCount } } }');
+    expect(withByType.body).toEqual({
+      data: {
+        notificationCounts: {
+          unreadCount: 2,
+          byType: [
+            { notificationType: 'call_missed', unreadCount: 1, readCount: 0 },
+            { notificationType: 'deal_created', unreadCount: 1, readCount: 0 },
+          ],
+        },
+      },
+    });
+    const totalsOnly = await graphql('{ notificationCounts(notificationTypeFilter: "call_missed") { unreadCount readCount } }');
+    expect(totalsOnly.body).toEqual({ data: { notificationCounts: { unreadCount: 1, readCount: 0 } } });
   });
 
   it('getAvailableNotificationTypes returns the 14 default types with their categories', async () => {

@@ -74,7 +74,7 @@ export type GetNotificationCountsQueryVariables = Exact<{
 }>;
 
 
-export type GetNotificationCountsQuery = { notificationCounts: { unreadCount: number, readCount: number } };
+export type GetNotificationCountsQuery = { notificationCounts: { unreadCount: number, readCount: number, byType: Array<{ notificationType: string, unreadCount: number, readCount: number }> } };
 
 export type ListNotificationsQueryVariables = Exact<{
   notificationTypeFilter?: string | null | undefined;
@@ -86,6 +86,14 @@ export type ListNotificationsQueryVariables = Exact<{
 
 
 export type ListNotificationsQuery = { notifications: { total: number, hasUnread: boolean, nextCursor: string | null, notifications: Array<{ id: string, notificationType: string, isSeen: boolean, title: string, body: string, createdAt: string, seenAt: string | null, contactId: string | null, dealId: string | null, noteId: string | null, replyId: string | null, taskId: string | null, callId: string | null, actionType: string | null, actionTargetId: string | null }> } };
+
+export type MarkAllNotificationsReadMutationVariables = Exact<{
+  isSeen: boolean;
+  notificationTypeFilter?: string | null | undefined;
+}>;
+
+
+export type MarkAllNotificationsReadMutation = { markAllNotificationsRead: { success: boolean, updatedCount: number } };
 
 export type MarkNotificationsReadMutationVariables = Exact<{
   notificationIds: Array<string> | string;
@@ -106,6 +114,7 @@ export interface GatewayOperations {
   getAvailableNotificationTypes: { variables: GetAvailableNotificationTypesQueryVariables; data: GetAvailableNotificationTypesQuery['availableNotificationTypes'] };
   getNotificationCounts: { variables: GetNotificationCountsQueryVariables; data: GetNotificationCountsQuery['notificationCounts'] };
   listNotifications: { variables: ListNotificationsQueryVariables; data: ListNotificationsQuery['notifications'] };
+  markAllNotificationsRead: { variables: MarkAllNotificationsReadMutationVariables; data: MarkAllNotificationsReadMutation['markAllNotificationsRead'] };
   markNotificationsRead: { variables: MarkNotificationsReadMutationVariables; data: MarkNotificationsReadMutation['markNotificationsRead'] };
   viewer: { variables: ViewerQueryVariables; data: ViewerQuery['viewer'] };
 }
