@@ -40,6 +40,8 @@ export const builder = new SchemaBuilder<{
   plugins: [ScopeAuthPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
+    // A subscription is refused when it opens, not at its first event.
+    authorizeOnSubscribe: true,
     authScopes: ({ principal }) => {
       const userScope = (scope: 'READ' | 'WRITE' | 'ADMIN') => principal.type === 'user' && principal.scopes.has(scope);
       return {
@@ -63,6 +65,7 @@ export const builder = new SchemaBuilder<{
 
 builder.queryType({});
 builder.mutationType({});
+builder.subscriptionType({});
 
 /** The builder's resolved type parameters, for helpers typed against it. */
 export type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer Types> ? Types : never;

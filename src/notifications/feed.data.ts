@@ -131,6 +131,15 @@ export async function counterTotals(sql: Sql, userId: string, type: string | nul
   return { unreadCount: Number(rows[0]?.unread ?? 0), readCount: Number(rows[0]?.read ?? 0) };
 }
 
+/** The user's counter rows, per type: every badge number at once (stream events carry them). */
+export async function counterRowsByType(sql: Sql, userId: string): Promise<Map<string, NotificationCounts>> {
+  const rows = await sql.execute<{ notification_type: string; unread_count: number; read_count: number }[]>(
+    `select notification_type, unread_count, read_count from notification_counters where user_id = ?`,
+    [userId],
+  );
+  return new Map(rows.map((row) => [row.notification_type, { unreadCount: Number(row.unread_count), readCount: Number(row.read_count) }]));
+}
+
 /**
  * The page of `limit` matching rows after `after`, newest first (keyset on created_at desc, id
  * desc). One row past the page is read to tell whether there is a next one.
@@ -166,20 +175,19 @@ export async function searchTotals(sql: Sql, userId: string, f: FeedConditions) 
 }
 
 /**
- * Sets the seen state of the user's rows among `ids` (distinct, lower-cased uuids); returns the
- * rows whose state changed. Only those are touched, so the count and the counters stay exact when
- * marks race: a concurrent mark of the same row re-checks `is_seen` after the first commits.
+ * Sets the seen state of the user's rows among `ids` (distinct, lower-cased uuids); returns the ids
+ * of the rows whose state changed. Only those are touched, so the count and the counters stay exact
+ * when marks race: a concurrent mark of the same row re-checks `is_seen` after the first commits.
  */
-export async function updateSeen(sql: Sql, userId: string, ids: readonly string[], isSeen: boolean): Promise<number> {
-  const result = await withDeadlockRetry(() =>
-    sql.execute<{ affectedRows: number }>(
+export async function updateSeen(sql: Sql, userId: string, ids: readonly string[], isSeen: boolean): Promise<string[]> {
+  const rows = await withDeadlockRetry(() =>
+    sql.execute<{ id: string }[]>(
       `update notifications set is_seen = ?, seen_at = ${isSeen ? 'now()' : 'null'}
-        where user_id = ? and id = any(?::uuid[]) and is_seen <> ?`,
+        where user_id = ? and id = any(?::uuid[]) and is_seen <> ? returning id`,
       [isSeen, userId, pgTextArray(ids), isSeen],
-      'run',
     ),
   );
-  return result.affectedRows;
+  return rows.map((row) => row.id);
 }
 
 /** Concurrent marks over overlapping ids can deadlock in rare orders; the update is idempotent, so retrying is safe. */

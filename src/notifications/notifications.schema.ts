@@ -47,7 +47,7 @@ const NotificationPageRef = builder.objectRef<FeedPage>('NotificationPage').impl
   }),
 });
 
-const NotificationCountsRef = builder.objectRef<NotificationCounts>('NotificationCounts').implement({
+export const NotificationCountsRef = builder.objectRef<NotificationCounts>('NotificationCounts').implement({
   fields: (t) => ({
     unreadCount: t.exposeInt('unreadCount'),
     readCount: t.exposeInt('readCount'),
@@ -130,19 +130,23 @@ builder.mutationFields((t) => ({
       notificationIds: t.arg.idList({ required: true, ...constraints({ maxItems: MARK_IDS_MAX }) }),
       isSeen: t.arg.boolean({ required: true }),
     },
-    resolve: async (_root, args, ctx) => ({
-      updatedCount: await markNotifications(ctx.db.sql, ctx.principal.userId, args.notificationIds.map(String), args.isSeen),
-    }),
+    resolve: async (_root, args, ctx) => {
+      const changed = await markNotifications(ctx.db.sql, ctx.principal.userId, args.notificationIds.map(String), args.isSeen);
+      await ctx.services.notificationEvents.updated(ctx.principal.userId, changed);
+      return { updatedCount: changed.length };
+    },
   }),
   publishNotifications: t.field({
     type: [NotificationRef],
     description: "Adds notifications to users' feeds (internal tools).",
     authScopes: { platform: true },
     args: { input: t.arg({ type: [PublishNotificationInput], required: true, ...constraints({ maxItems: PUBLISH_MAX }) }) },
-    resolve: (_root, args, ctx) =>
-      publishNotifications(
-        ctx.db.em,
-        args.input.map((input) => ({ ...input, userId: String(input.userId) })),
-      ),
+    resolve: async (_root, args, ctx) => {
+      const inputs = args.input.map((input) => ({ ...input, userId: String(input.userId).toLowerCase() }));
+      const published = await publishNotifications(ctx.db.em, inputs);
+      // In input order, one per input (publishNotifications inserts all or nothing).
+      await ctx.services.notificationEvents.created(published.map((notification, i) => ({ userId: inputs[i].userId, notification })));
+      return published;
+    },
   }),
 }));

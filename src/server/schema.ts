@@ -4,6 +4,7 @@ import '../graphql/scalars.js';
 import '../organizations/organizations.schema.js';
 import '../auth/auth.schema.js';
 import '../notifications/notifications.schema.js';
+import '../notifications/notification-events.schema.js';
 import '../skip-trace/skip-trace.schema.js';
 import '../skip-trace/records/property-records.schema.js';
 

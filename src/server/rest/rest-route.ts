@@ -7,14 +7,15 @@ import type { Caller } from '../../auth/rate-windows.js';
 import type { ClientWatch } from '../../infra/http/client-watch.js';
 import { allowOnly } from '../../infra/http/server.js';
 import { credentialGuard } from '../credential-guard.js';
-import type { OperationExecutor } from './operation-executor.js';
+import type { OperationExecutor, OperationSubscriber } from './operation-executor.js';
+import { requireEventStream, sendStream, type RestStream } from './streaming.js';
 import { fragmentsOf } from './json-schema.js';
 import { variablesValidator, type VariablesValidator } from './variables.js';
 
 /** A GraphQL document a REST route runs, checked against the schema and prepared at start-up. */
 export interface RestOperation {
   name: string;
-  type: 'query' | 'mutation';
+  type: 'query' | 'mutation' | 'subscription';
   document: DocumentNode;
   /** Its one root field, whose value the route answers with. */
   rootField: string;
@@ -29,7 +30,7 @@ export const operationOf = (document: DocumentNode): OperationDefinitionNode => 
 
 export function prepareOperation(schema: GraphQLSchema, document: DocumentNode): RestOperation {
   const operation = operationOf(document);
-  if (!operation.name || operation.operation === 'subscription') throw new Error('A REST operation is one named query or mutation.');
+  if (!operation.name) throw new Error('A REST operation is a named operation.');
   const fields = operation.selectionSet.selections;
   if (fields.length !== 1 || fields[0].kind !== Kind.FIELD)
     throw new Error(`Operation ${operation.name.value} must select exactly one root field.`);
@@ -78,6 +79,8 @@ export interface RestRoute<C extends Caller = Caller> {
   invalidMessage: string;
   /** The response body from the root field's value. */
   respond: (value: unknown) => unknown;
+  /** How a subscription is answered (Server-Sent Events); a route without it runs none. */
+  stream?: RestStream;
   /** Told of every request the route refused before its operation ran (e.g. for an audit). */
   onRefused?: (services: Services, refusal: { caller: C; kind: string; startedAt: number }) => Promise<void>;
 }
@@ -94,10 +97,10 @@ declare module 'fastify' {
 /** Registers a declared REST route, and 405 for its other methods. */
 export function registerRestRoute<C extends Caller>(
   app: FastifyInstance,
-  deps: { services: Services; executeOperation: OperationExecutor },
+  deps: { services: Services; executeOperation: OperationExecutor; subscribeOperation: OperationSubscriber },
   route: RestRoute<C>,
 ) {
-  const { services, executeOperation } = deps;
+  const { services, executeOperation, subscribeOperation } = deps;
   const { admit, onRefused } = route;
   const callerOf = (request: FastifyRequest) => request.principal as C;
 
@@ -126,6 +129,7 @@ export function registerRestRoute<C extends Caller>(
     handler: async (request, reply) => {
       const caller = callerOf(request);
       const { operation, variables } = route.toCall(request.body, caller);
+      if (operation.type === 'subscription') requireEventStream(request, operation.name, route.stream);
       const details = operation.variables.check(variables);
       if (details.length) {
         const detailPath = route.detailPath ?? ((path: string) => path);
@@ -136,12 +140,10 @@ export function registerRestRoute<C extends Caller>(
         );
       }
       request.restExecuting = true;
-      const { data, error } = await executeOperation(operation.document, variables, {
-        principal: caller,
-        requestId: request.id,
-        log: request.log,
-        client: request.client,
-      });
+      const context = { principal: caller, requestId: request.id, log: request.log, client: request.client };
+      if (operation.type === 'subscription')
+        return sendStream(reply, subscribeOperation, { operation, variables, context, stream: route.stream! });
+      const { data, error } = await executeOperation(operation.document, variables, context);
       if (error) throw error;
       return reply.send(route.respond(data?.[operation.rootField] ?? null));
     },

@@ -42,5 +42,7 @@ export function gatewayCallRoute(registry: OperationRegistry): RestRoute<UserPri
     },
     invalidMessage: 'variables are invalid.',
     respond: (value) => ({ data: value }),
+    // watchNotifications: each event as `{"data": <event>}`, like a call's answer.
+    stream: { event: (value) => ({ data: value }) },
   };
 }

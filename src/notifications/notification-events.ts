@@ -1,0 +1,134 @@
+import type { Logger } from 'pino';
+import { AppError } from '../common/errors.js';
+import { createBoundedQueue } from '../infra/bounded-queue.js';
+import type { Sql } from '../infra/database/sql.js';
+import type { EventBus } from '../infra/event-bus.js';
+import type { StreamLease } from '../infra/streams.js';
+import { counterRowsByType, type NotificationCounts, type NotificationView } from './feed.data.js';
+
+declare module '../graphql/context.js' {
+  interface Services {
+    notificationEvents: NotificationEvents;
+  }
+}
+
+/** What a watcher of the feed receives (`notificationEvents`, the gateway's `watchNotifications`). */
+export interface NotificationEvent {
+  kind: 'created' | 'updated';
+  /** The badge numbers once the change committed (for the stream's type filter, if any). */
+  counts: NotificationCounts;
+  /** The new notification of a `created` event; null for `updated`. */
+  notification: NotificationView | null;
+  /** The notifications the change concerns (created: the one; updated: those whose state changed). */
+  notificationIds: string[];
+}
+
+/**
+ * How many events a stream may hold undelivered (a consumer reading slower than its feed
+ * changes). Past it the stream ends; its client reconnects and re-reads the counts.
+ */
+export const STREAM_BUFFER_MAX = 100;
+
+/** One user's change as it travels between instances: the events and every type's counts after the commit. */
+interface ChangeMessage {
+  events: Array<Pick<NotificationEvent, 'kind' | 'notification' | 'notificationIds'>>;
+  /** unread and read count per notification type. */
+  counts: Record<string, [number, number]>;
+}
+
+const channelOf = (userId: string) => `notifications:events:${userId}`;
+
+export interface NotificationEvents {
+  /** After a publish committed: one `created` event per notification, to its owner's streams. */
+  created(notifications: ReadonlyArray<{ userId: string; notification: NotificationView }>): Promise<void>;
+  /** After a mark committed: one `updated` event with the rows whose state changed and the new counts. */
+  updated(userId: string, notificationIds: readonly string[]): Promise<void>;
+  /**
+   * The user's events from now on, for as long as `lease` holds. `created` events of other types
+   * than `notificationTypeFilter` are skipped; `updated` events always come, with the filter's counts.
+   */
+  subscribe(userId: string, notificationTypeFilter: string | null, lease: StreamLease): AsyncIterableIterator<NotificationEvent>;
+}
+
+/**
+ * Delivers feed changes to the owners' open streams on every instance, through the event bus.
+ * The writers call it after their transaction committed, so a stream never hears of a row a
+ * reader could not yet see. A failure to deliver is logged and never fails the write.
+ */
+export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: Logger }): NotificationEvents {
+  const { sql, bus, log } = deps;
+
+  const countsMessage = async (userId: string) =>
+    Object.fromEntries([...(await counterRowsByType(sql, userId))].map(([type, c]) => [type, [c.unreadCount, c.readCount]])) as ChangeMessage['counts'];
+
+  const send = async (userId: string, events: ChangeMessage['events']) => {
+    try {
+      const message: ChangeMessage = { events, counts: await countsMessage(userId) };
+      await bus.publish(channelOf(userId), JSON.stringify(message));
+    } catch (error) {
+      log.error({ err: error }, 'could not deliver notification events');
+    }
+  };
+
+  // Events published while this instance's subscriber was away are lost: each stream gets an
+  // `updated` event with the counts as they are now, so its client knows to re-read.
+  bus.onResume((channels) => {
+    for (const channel of channels) {
+      if (!channel.startsWith('notifications:events:')) continue;
+      const userId = channel.slice('notifications:events:'.length);
+      countsMessage(userId).then(
+        (counts) => bus.deliverLocally(channel, JSON.stringify({ events: [{ kind: 'updated', notification: null, notificationIds: [] }], counts })),
+        (error) => log.warn({ err: error }, 'could not re-read counts after the event bus resumed'),
+      );
+    }
+  });
+
+  return {
+    async created(notifications) {
+      const byUser = new Map<string, ChangeMessage['events']>();
+      for (const { userId, notification } of notifications) {
+        let events = byUser.get(userId);
+        if (!events) byUser.set(userId, (events = []));
+        events.push({ kind: 'created', notification, notificationIds: [notification.id] });
+      }
+      await Promise.all([...byUser].map(([userId, events]) => send(userId, events)));
+    },
+
+    async updated(userId, notificationIds) {
+      if (notificationIds.length) await send(userId, [{ kind: 'updated', notification: null, notificationIds: [...notificationIds] }]);
+    },
+
+    subscribe(userId, notificationTypeFilter, lease) {
+      let unsubscribe = () => {};
+      const onEnd = () => {
+        if (lease.signal.reason === 'revoked') queue.fail(new AppError('invalid_key', 'The key was revoked; the stream has ended.'));
+        else queue.end();
+      };
+      const queue = createBoundedQueue<NotificationEvent>(STREAM_BUFFER_MAX, () => {
+        unsubscribe();
+        lease.signal.removeEventListener('abort', onEnd);
+        lease.release();
+      });
+      const countsFor = (counts: ChangeMessage['counts']): NotificationCounts => {
+        const entries = notificationTypeFilter === null ? Object.values(counts) : [counts[notificationTypeFilter] ?? [0, 0]];
+        return entries.reduce((sum, [unread, read]) => ({ unreadCount: sum.unreadCount + unread, readCount: sum.readCount + read }), {
+          unreadCount: 0,
+          readCount: 0,
+        });
+      };
+      unsubscribe = bus.subscribe(channelOf(userId), (raw) => {
+        const message = JSON.parse(raw) as ChangeMessage;
+        const counts = countsFor(message.counts);
+        for (const event of message.events) {
+          if (event.kind === 'created' && notificationTypeFilter !== null && event.notification?.notificationType !== notificationTypeFilter)
+            continue;
+          // A consumer this far behind is ended rather than buffered for.
+          if (!queue.push({ ...event, counts })) return queue.end();
+        }
+      });
+      lease.signal.addEventListener('abort', onEnd, { once: true });
+      if (lease.signal.aborted) onEnd();
+      return queue;
+    },
+  };
+}
