@@ -3,7 +3,10 @@ import type { NotificationEvent } from './notification-events.js';
 import { NotificationCountsRef, NotificationRef } from './notifications.schema.js';
 
 const NotificationEventKind = builder.enumType('NotificationEventKind', {
-  values: { created: { description: 'A notification was published.' }, updated: { description: 'Notifications were marked read or unread.' } },
+  values: {
+    created: { description: 'A notification was published.' },
+    updated: { description: 'Notifications were marked read or unread.' },
+  },
 });
 
 const NotificationEventRef = builder.objectRef<NotificationEvent>('NotificationEvent').implement({
@@ -15,8 +18,16 @@ const NotificationEventRef = builder.objectRef<NotificationEvent>('NotificationE
       description: "The badge numbers after the change (for the stream's notificationTypeFilter).",
       resolve: (event) => event.counts,
     }),
-    notification: t.field({ type: NotificationRef, nullable: true, description: 'The new notification (created); null for updated.', resolve: (event) => event.notification }),
-    notificationIds: t.idList({ description: 'created: the new notification; updated: those whose state changed.', resolve: (event) => event.notificationIds }),
+    notification: t.field({
+      type: NotificationRef,
+      nullable: true,
+      description: 'The new notification (created); null for updated.',
+      resolve: (event) => event.notification,
+    }),
+    notificationIds: t.idList({
+      description: 'created: the new notification; updated: those whose state changed.',
+      resolve: (event) => event.notificationIds,
+    }),
   }),
 });
 

@@ -59,7 +59,9 @@ export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: L
   const { sql, bus, log } = deps;
 
   const countsMessage = async (userId: string) =>
-    Object.fromEntries([...(await counterRowsByType(sql, userId))].map(([type, c]) => [type, [c.unreadCount, c.readCount]])) as ChangeMessage['counts'];
+    Object.fromEntries(
+      [...(await counterRowsByType(sql, userId))].map(([type, c]) => [type, [c.unreadCount, c.readCount]]),
+    ) as ChangeMessage['counts'];
 
   const send = async (userId: string, events: ChangeMessage['events']) => {
     try {
@@ -77,7 +79,8 @@ export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: L
       if (!channel.startsWith('notifications:events:')) continue;
       const userId = channel.slice('notifications:events:'.length);
       countsMessage(userId).then(
-        (counts) => bus.deliverLocally(channel, JSON.stringify({ events: [{ kind: 'updated', notification: null, notificationIds: [] }], counts })),
+        (counts) =>
+          bus.deliverLocally(channel, JSON.stringify({ events: [{ kind: 'updated', notification: null, notificationIds: [] }], counts })),
         (error) => log.warn({ err: error }, 'could not re-read counts after the event bus resumed'),
       );
     }
@@ -120,7 +123,11 @@ export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: L
         const message = JSON.parse(raw) as ChangeMessage;
         const counts = countsFor(message.counts);
         for (const event of message.events) {
-          if (event.kind === 'created' && notificationTypeFilter !== null && event.notification?.notificationType !== notificationTypeFilter)
+          if (
+            event.kind === 'created' &&
+            notificationTypeFilter !== null &&
+            event.notification?.notificationType !== notificationTypeFilter
+          )
             continue;
           // A consumer this far behind is ended rather than buffered for.
           if (!queue.push({ ...event, counts })) return queue.end();

@@ -186,7 +186,9 @@ describe('watchNotifications through the gateway', () => {
     expect(viaGraphql.body.errors[0].extensions.code).toBe('RATE_LIMITED');
     expect(viaGraphql.headers['retry-after']).toBe('1');
     // Another key of the same user has its own slots.
-    const secondKey = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { secret } }`, { u: user.userId });
+    const secondKey = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { secret } }`, {
+      u: user.userId,
+    });
     const other = await watch({ ...user, key: secondKey.body.data.createApiKey.secret });
     expect(other.status).toBe(200);
     // A client that goes away frees its slot.

@@ -24,13 +24,43 @@ afterAll(async () => {
 });
 
 async function provision(service: ServiceProcess) {
-  const org = await graphql(service, `mutation { createOrganization(name: "Streams") { id } }`);
-  const user = await graphql(service, `mutation($o: ID!, $e: String!) { createUser(organizationId: $o, email: $e) { id } }`, {
-    o: org.body.data.createOrganization.id,
-    e: `${randomUUID()}@example.com`,
-  });
+  const org = await graphql(
+    service,
+    `
+      mutation {
+        createOrganization(name: "Streams") {
+          id
+        }
+      }
+    `,
+  );
+  const user = await graphql(
+    service,
+    `
+      mutation ($o: ID!, $e: String!) {
+        createUser(organizationId: $o, email: $e) {
+          id
+        }
+      }
+    `,
+    {
+      o: org.body.data.createOrganization.id,
+      e: `${randomUUID()}@example.com`,
+    },
+  );
   const userId = user.body.data.createUser.id as string;
-  const key = await graphql(service, `mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ, WRITE]) { id secret } }`, { u: userId });
+  const key = await graphql(
+    service,
+    `
+      mutation ($u: ID!) {
+        createApiKey(userId: $u, scopes: [READ, WRITE]) {
+          id
+          secret
+        }
+      }
+    `,
+    { u: userId },
+  );
   return { userId, key: key.body.data.createApiKey.secret as string };
 }
 
@@ -49,7 +79,13 @@ async function watch(service: ServiceProcess, key: string) {
 async function publishOne(service: ServiceProcess, userId: string, title: string) {
   const result = await graphql(
     service,
-    `mutation($input: [PublishNotificationInput!]!) { publishNotifications(input: $input) { id } }`,
+    `
+      mutation ($input: [PublishNotificationInput!]!) {
+        publishNotifications(input: $input) {
+          id
+        }
+      }
+    `,
     { input: [{ userId, notificationType: 'deal_created', title, body: 'Body' }] },
   );
   expect(result.body.errors).toBeUndefined();
@@ -117,7 +153,9 @@ async function freePort(): Promise<number> {
 
 /** A redis-server of this test's own (never the shared one), on `port`. */
 async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
   const deadline = Date.now() + 10_000;
   for (;;) {
     const up = await new Promise<boolean>((resolve) => {

@@ -5,7 +5,11 @@ import { AppError } from '../../common/errors.js';
 import { acceptsEventStream, EVENT_STREAM_HEADERS, eventStream } from '../streams/event-stream.js';
 import { maskError, refusalOf } from './graphql-errors.js';
 
-const errorJson = (error: GraphQLError) => ({ message: error.message, ...(error.path && { path: error.path }), extensions: { code: error.extensions?.code } });
+const errorJson = (error: GraphQLError) => ({
+  message: error.message,
+  ...(error.path && { path: error.path }),
+  extensions: { code: error.extensions?.code },
+});
 
 /**
  * Subscriptions on `/graphql` as Server-Sent Events (`Accept: text/event-stream`), written by the

@@ -29,7 +29,11 @@ export interface EventStreamFormat<T> {
  * next chunk when the socket drains), so a slow client holds at most what its source buffers; a
  * client that goes away cancels the body, which returns the source (releasing what it holds).
  */
-export function eventStream<T>(source: AsyncIterator<T>, format: EventStreamFormat<T>, keepAliveMs = KEEP_ALIVE_MS): ReadableStream<Uint8Array> {
+export function eventStream<T>(
+  source: AsyncIterator<T>,
+  format: EventStreamFormat<T>,
+  keepAliveMs = KEEP_ALIVE_MS,
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let keepAlive: NodeJS.Timeout | undefined;
   const event = (data: unknown) => encoder.encode(`event: next\ndata: ${JSON.stringify(data)}\n\n`);
