@@ -9,6 +9,8 @@ export interface BoundedQueue<T> extends AsyncIterableIterator<T> {
   push(value: T): boolean;
   end(): void;
   fail(error: unknown): void;
+  /** Ends it at once, dropping what is buffered. */
+  return(): Promise<IteratorResult<T>>;
   readonly closed: boolean;
 }
 

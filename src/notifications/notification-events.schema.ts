@@ -38,10 +38,10 @@ builder.subscriptionFields((t) => ({
       "Pushes each change to the caller's feed as it commits (Server-Sent Events): created events (only of notificationTypeFilter's type, when given) and updated events (always, with the filter's counts).",
     args: { notificationTypeFilter: t.arg.string({ description: 'Exact notification type; empty ≡ omitted.' }) },
     subscribe: (_root, args, ctx) => {
-      // The slot is held until the stream ends, however it ends.
+      // The slot is held for as long as the response is: until it ends, or its client leaves.
       const lease = ctx.services.streams.open(ctx.principal.keyId);
       ctx.client.onDone(lease.release);
-      return ctx.services.notificationEvents.subscribe(ctx.principal.userId, args.notificationTypeFilter || null, lease);
+      return ctx.services.notificationEvents.subscribe(ctx.principal.userId, args.notificationTypeFilter || null, lease.signal);
     },
     resolve: (event) => event,
   }),

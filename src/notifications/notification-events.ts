@@ -3,7 +3,7 @@ import { AppError } from '../common/errors.js';
 import { createBoundedQueue } from '../infra/bounded-queue.js';
 import type { Sql } from '../infra/database/sql.js';
 import type { EventBus } from '../infra/event-bus.js';
-import type { StreamLease } from '../infra/streams.js';
+import type { StreamEndReason } from '../infra/streams.js';
 import { counterRowsByType, type NotificationCounts, type NotificationView } from './feed.data.js';
 
 declare module '../graphql/context.js' {
@@ -44,10 +44,11 @@ export interface NotificationEvents {
   /** After a mark committed: one `updated` event with the rows whose state changed and the new counts. */
   updated(userId: string, notificationIds: readonly string[]): Promise<void>;
   /**
-   * The user's events from now on, for as long as `lease` holds. `created` events of other types
-   * than `notificationTypeFilter` are skipped; `updated` events always come, with the filter's counts.
+   * The user's events from now on, until the consumer returns the iterator or `until` aborts (with
+   * a StreamEndReason: `revoked` ends it with an `invalid_key` error). `created` events of other
+   * types than `notificationTypeFilter` are skipped; `updated` events always come, with the filter's counts.
    */
-  subscribe(userId: string, notificationTypeFilter: string | null, lease: StreamLease): AsyncIterableIterator<NotificationEvent>;
+  subscribe(userId: string, notificationTypeFilter: string | null, until: AbortSignal): AsyncIterableIterator<NotificationEvent>;
 }
 
 /**
@@ -101,16 +102,16 @@ export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: L
       if (notificationIds.length) await send(userId, [{ kind: 'updated', notification: null, notificationIds: [...notificationIds] }]);
     },
 
-    subscribe(userId, notificationTypeFilter, lease) {
+    subscribe(userId, notificationTypeFilter, until) {
       let unsubscribe = () => {};
       const onEnd = () => {
-        if (lease.signal.reason === 'revoked') queue.fail(new AppError('invalid_key', 'The key was revoked; the stream has ended.'));
+        if ((until.reason as StreamEndReason) === 'revoked')
+          queue.fail(new AppError('invalid_key', 'The key was revoked; the stream has ended.'));
         else queue.end();
       };
       const queue = createBoundedQueue<NotificationEvent>(STREAM_BUFFER_MAX, () => {
         unsubscribe();
-        lease.signal.removeEventListener('abort', onEnd);
-        lease.release();
+        until.removeEventListener('abort', onEnd);
       });
       const countsFor = (counts: ChangeMessage['counts']): NotificationCounts => {
         const entries = notificationTypeFilter === null ? Object.values(counts) : [counts[notificationTypeFilter] ?? [0, 0]];
@@ -129,12 +130,12 @@ export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: L
             event.notification?.notificationType !== notificationTypeFilter
           )
             continue;
-          // A consumer this far behind is ended rather than buffered for.
-          if (!queue.push({ ...event, counts })) return queue.end();
+          // A consumer this far behind is ended at once (what it missed is dropped) rather than buffered for.
+          if (!queue.push({ ...event, counts })) return void queue.return();
         }
       });
-      lease.signal.addEventListener('abort', onEnd, { once: true });
-      if (lease.signal.aborted) onEnd();
+      until.addEventListener('abort', onEnd, { once: true });
+      if (until.aborted) onEnd();
       return queue;
     },
   };

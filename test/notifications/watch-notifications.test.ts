@@ -278,3 +278,28 @@ async function expectEventually(check: () => Promise<boolean>, timeoutMs = 3000)
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+describe('an instance of its own', () => {
+  it('caps open streams in all at STREAM_MAX_TOTAL, and ends every stream with complete when it closes', async () => {
+    const small = await startService({ STREAM_MAX_TOTAL: '2' });
+    try {
+      const [first, second] = await Promise.all([small.provision(), small.provision()]);
+      const open = (user: Provisioned) =>
+        openStream(`${small.baseUrl}/api/v1/call`, {
+          headers: { authorization: `Bearer ${user.key}`, accept: 'text/event-stream' },
+          body: { operationId: 'watchNotifications' },
+        });
+      const streams = [await open(first), await open(second)];
+      expect(streams.map((s) => s.status)).toEqual([200, 200]);
+      const third = await open(first);
+      expect(third.status).toBe(429);
+      expect(third.body.error.code).toBe('concurrency_limit');
+      const closing = small.close();
+      await Promise.all(streams.map((s) => s.ended));
+      await closing;
+      for (const s of streams) expect(s.events.at(-1)).toMatchObject({ event: 'complete' });
+    } finally {
+      await small.close().catch(() => undefined);
+    }
+  });
+});

@@ -25,9 +25,16 @@ export interface EventStreamFormat<T> {
 }
 
 /**
+ * Keep-alive ticks a written chunk may wait unread before the client counts as stalled and the
+ * stream is ended (its connection destroyed): a client that stops reading is not held open forever.
+ */
+export const STALLED_TICKS_MAX = 2;
+
+/**
  * The source as an SSE body. It is pulled only as fast as the client reads (the host writes the
  * next chunk when the socket drains), so a slow client holds at most what its source buffers; a
- * client that goes away cancels the body, which returns the source (releasing what it holds).
+ * client that goes away cancels the body, which returns the source (releasing what it holds); a
+ * client whose socket stays full for STALLED_TICKS_MAX keep-alive ticks is cut off.
  */
 export function eventStream<T>(
   source: AsyncIterator<T>,
@@ -36,14 +43,24 @@ export function eventStream<T>(
 ): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let keepAlive: NodeJS.Timeout | undefined;
+  let stalledTicks = 0;
   const event = (data: unknown) => encoder.encode(`event: next\ndata: ${JSON.stringify(data)}\n\n`);
   const complete = encoder.encode('event: complete\ndata:\n\n');
   return new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(encoder.encode(':\n\n'));
       keepAlive = setInterval(() => {
+        if (controller.desiredSize === null) return clearInterval(keepAlive);
         // Only into an empty queue: a client that is not reading gets no pile of comments.
-        if (controller.desiredSize !== null && controller.desiredSize > 0) controller.enqueue(encoder.encode(':\n\n'));
+        if (controller.desiredSize > 0) {
+          stalledTicks = 0;
+          return controller.enqueue(encoder.encode(':\n\n'));
+        }
+        if (++stalledTicks < STALLED_TICKS_MAX) return;
+        clearInterval(keepAlive);
+        // The host destroys the response of a body that errors.
+        controller.error(new Error('The client stopped reading the stream.'));
+        void source.return?.();
       }, keepAliveMs);
     },
     async pull(controller) {
