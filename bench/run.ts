@@ -99,7 +99,7 @@ async function main() {
 
     const scenarios = buildScenarios(fixture, CONNECTIONS).filter((s) => !only || only.includes(s.id));
     for (const scenario of scenarios) rows.push(...(await measure(scenario, servers as Record<ServerKind, Server>, urls)));
-    if (!only || only.includes(STREAM_SCENARIO)) streams = await measureStreams(servers.service, fixture, PLATFORM_TOKEN, url);
+    if (!only || only.includes(STREAM_SCENARIO)) streams = await measureStreams(servers.service, fixture, PLATFORM_TOKEN);
     counts = await checkCounts(url, urls.service, fixture);
     log(`counts: ${counts.summary}`);
   } finally {

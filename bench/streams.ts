@@ -3,10 +3,10 @@
  * per user, through the gateway), then notifications published one at a time through the
  * platform's `publishNotifications`, each to a random one of those users: the time from sending
  * the publish to its event arriving on that user's stream (p50, p99), and the instance's RSS
- * before and with the streams open. The published rows are deleted afterwards (the counters
- * follow by trigger).
+ * before and with the streams open. The published rows (title `bench-stream-event`) stay: 300 per
+ * run among 1,000 users of a million-row feed (deleting notifications fails on the counter trigger
+ * as it stands, see the README of bench/).
  */
-import pg from 'pg';
 import { openStream, type SseStream } from '../test/support/sse-client.js';
 import { log, median, prng, sleep } from './lib/common.js';
 import { memoryOf, type Server } from './lib/servers.js';
@@ -30,9 +30,8 @@ export interface StreamResult {
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
-const mib = (bytes: number) => bytes / 2 ** 20;
 
-export async function measureStreams(service: Server, fixture: Fixture, platformToken: string, databaseUrl: string): Promise<StreamResult> {
+export async function measureStreams(service: Server, fixture: Fixture, platformToken: string): Promise<StreamResult> {
   const users = fixture.typical.slice(0, STREAMS);
   if (users.length < STREAMS) throw new Error(`watch: the fixture has ${users.length} typical users, ${STREAMS} needed`);
   const rssBefore = memoryOf(service.pid).rss;
@@ -54,7 +53,7 @@ export async function measureStreams(service: Server, fixture: Fixture, platform
     }
     await sleep(1000);
     const rssWith = memoryOf(service.pid).rss;
-    log(`watch: ${streams.length} streams open; RSS ${mib(rssBefore).toFixed(0)} → ${mib(rssWith).toFixed(0)} MiB`);
+    log(`watch: ${streams.length} streams open; RSS ${rssBefore.toFixed(0)} → ${rssWith.toFixed(0)} MiB`);
 
     const random = prng(0x5eed);
     const latencies: number[] = [];
@@ -89,15 +88,12 @@ export async function measureStreams(service: Server, fixture: Fixture, platform
       p50: median(latencies),
       p99: percentile(latencies, 99),
       max: latencies.at(-1) ?? Number.NaN,
-      rssBeforeMiB: mib(rssBefore),
-      rssWithStreamsMiB: mib(rssWith),
+      rssBeforeMiB: rssBefore,
+      rssWithStreamsMiB: rssWith,
       missed,
     };
   } finally {
     for (const stream of streams) stream.close();
-    const client = new pg.Client({ connectionString: databaseUrl });
-    await client.connect();
-    await client.query(`delete from notifications where title = $1`, [TITLE]).finally(() => client.end());
   }
 }
 
