@@ -29,6 +29,12 @@ export interface NotificationEvent {
  */
 export const STREAM_BUFFER_MAX = 100;
 
+/**
+ * More events than this from one change (a publish of many notifications for one user) reach a
+ * stream as one `updated` event with no ids: its client re-reads the first page.
+ */
+export const BURST_MAX = 50;
+
 /** One user's change as it travels between instances: the events and every type's counts after the commit. */
 interface ChangeMessage {
   events: Array<Pick<NotificationEvent, 'kind' | 'notification' | 'notificationIds'>>;
@@ -123,13 +129,13 @@ export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: L
       unsubscribe = bus.subscribe(channelOf(userId), (raw) => {
         const message = JSON.parse(raw) as ChangeMessage;
         const counts = countsFor(message.counts);
-        for (const event of message.events) {
-          if (
-            event.kind === 'created' &&
-            notificationTypeFilter !== null &&
-            event.notification?.notificationType !== notificationTypeFilter
-          )
-            continue;
+        let events = message.events.filter(
+          (event) =>
+            event.kind !== 'created' || notificationTypeFilter === null || event.notification?.notificationType === notificationTypeFilter,
+        );
+        // A bulk publish (a backfill) is one event saying "re-read", not hundreds in a burst.
+        if (events.length > BURST_MAX) events = [{ kind: 'updated', notification: null, notificationIds: [] }];
+        for (const event of events) {
           // A consumer this far behind is ended at once (what it missed is dropped) rather than buffered for.
           if (!queue.push({ ...event, counts })) return void queue.return();
         }

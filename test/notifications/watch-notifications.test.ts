@@ -155,6 +155,29 @@ describe('watchNotifications through the gateway', () => {
     theirs.close();
   });
 
+  it('sends a small batch as one created event each, and a bulk publish as one updated event saying re-read', async () => {
+    const user = await service.provision();
+    const stream = await watch(user);
+    await settle();
+    const batch = await publish(
+      service,
+      user.userId,
+      Array.from({ length: 3 }, (_, i) => ({ title: `batch ${i}` })),
+    );
+    await stream.next((d) => d.data.notificationIds[0] === batch[2], 1000);
+    expect(stream.events.filter((e) => e.event === 'next').map((e) => JSON.parse(e.data).data.notificationIds[0])).toEqual(batch);
+    await publish(
+      service,
+      user.userId,
+      Array.from({ length: 60 }, (_, i) => ({ title: `bulk ${i}` })),
+    );
+    const bulk = await stream.next((d) => d.data.kind === 'updated', 1000);
+    expect(bulk.data).toEqual({ kind: 'updated', notification: null, notificationIds: [], counts: { unreadCount: 63, readCount: 0 } });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(stream.events.filter((e) => e.event === 'next')).toHaveLength(4);
+    stream.close();
+  });
+
   it('applies notificationTypeFilter to created events and its counts to every event', async () => {
     const user = await service.provision();
     await publish(service, user.userId, [{ notificationType: 'task_overdue' }, { notificationType: 'deal_created' }]);

@@ -61,7 +61,7 @@ async function provision(service: ServiceProcess) {
     `,
     { u: userId },
   );
-  return { userId, key: key.body.data.createApiKey.secret as string };
+  return { userId, keyId: key.body.data.createApiKey.id as string, key: key.body.data.createApiKey.secret as string };
 }
 
 async function watch(service: ServiceProcess, key: string) {
@@ -112,6 +112,26 @@ describe('watchNotifications across processes', () => {
     const updated = await stream.next((d) => d.data.kind === 'updated', 1000);
     expect(updated.data).toEqual({ kind: 'updated', notification: null, notificationIds: [id], counts: { unreadCount: 0, readCount: 1 } });
     expect(bystander.events.filter((e) => e.event === 'next')).toEqual([]);
+  });
+
+  it("ends a stream on one process within 5 s of its key's revocation through the other", async () => {
+    const user = await provision(a);
+    const stream = await watch(a, user.key);
+    const revoked = performance.now();
+    const result = await graphql(
+      b,
+      `
+        mutation ($id: ID!) {
+          revokeApiKey(id: $id)
+        }
+      `,
+      { id: user.keyId },
+    );
+    expect(result.body.data.revokeApiKey).toBe(true);
+    await stream.ended;
+    expect(performance.now() - revoked).toBeLessThan(5000);
+    expect(JSON.parse(stream.events.at(-2)!.data).error.code).toBe('invalid_key');
+    expect(stream.events.at(-1)!.event).toBe('complete');
   });
 
   it('sends a keep-alive comment every 15 s, and the stream outlives the request timeout', async () => {
