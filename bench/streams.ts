@@ -77,8 +77,9 @@ export async function measureStreams(service: Server, fixture: Fixture, platform
         await streams[i].next((d) => d.data?.notificationIds?.[0] === id, 5000, from);
         const event = streams[i].events.findLast((e) => e.event === 'next')!;
         latencies.push(event.at - sent);
-      } catch {
+      } catch (error) {
         missed++;
+        log(`watch: publish ${n} (${id}) not received: ${(error as Error).message.slice(0, 300)}`);
       }
     }
     latencies.sort((x, y) => x - y);

@@ -97,25 +97,9 @@ describe('watchNotifications through the gateway', () => {
         notificationIds: [id],
       },
     });
-    expect(Object.keys(event.data.notification).sort()).toEqual(
-      [
-        'id',
-        'notificationType',
-        'isSeen',
-        'title',
-        'body',
-        'createdAt',
-        'seenAt',
-        'contactId',
-        'dealId',
-        'noteId',
-        'replyId',
-        'taskId',
-        'callId',
-        'actionType',
-        'actionTargetId',
-      ].sort(),
-    );
+    // The same Notification as listNotifications returns.
+    const listed = await service.call(user.key, { operationId: 'listNotifications', variables: { limit: 1 } });
+    expect(event.data.notification).toEqual(listed.body.data.notifications[0]);
     stream.close();
   });
 

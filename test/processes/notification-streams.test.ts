@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStream, type SseStream } from '../support/sse-client.js';
-import { graphql, json, requireRealBackends, spawnService, type ServiceProcess } from './spawn-service.js';
+import { freePort, graphql, json, requireRealBackends, spawnService, type ServiceProcess } from './spawn-service.js';
 
 /**
  * watchNotifications across server processes (built and started as `npm start` does): delivery
@@ -160,16 +160,6 @@ describe('shutdown', () => {
     expect(stream.events.at(-1)).toMatchObject({ event: 'complete' });
   });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** A redis-server of this test's own (never the shared one), on `port`. */
 async function startRedis(port: number): Promise<ChildProcess> {
