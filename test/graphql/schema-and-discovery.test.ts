@@ -29,7 +29,7 @@ describe('checked-in artifacts', () => {
 });
 
 describe('discovery', () => {
-  it('lists the four operations with scope, type, description, document and JSON Schemas, without a credential', async () => {
+  it('lists the operations with scope, type, description, document and JSON Schemas, without a credential', async () => {
     const result = await service.request('/api/v1/operations');
     expect(result.status).toBe(200);
     const byId = Object.fromEntries(result.body.operations.map((op: any) => [op.operationId, op]));
@@ -38,9 +38,11 @@ describe('discovery', () => {
       'getNotificationCounts',
       'listNotifications',
       'markNotificationsRead',
+      'watchNotifications',
     ]);
     expect(byId.listNotifications).toMatchObject({ scope: 'READ', type: 'query' });
     expect(byId.markNotificationsRead).toMatchObject({ scope: 'WRITE', type: 'mutation' });
+    expect(byId.watchNotifications).toMatchObject({ scope: 'READ', type: 'subscription' });
     for (const op of Object.values<any>(byId)) {
       expect(op.description.length).toBeGreaterThan(0);
       expect(op.document).toContain(op.operationId);
