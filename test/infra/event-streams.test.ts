@@ -69,11 +69,12 @@ describe('SSE writer', () => {
     const queue = createBoundedQueue<number>(5);
     const reader = eventStream(queue, { next: (n) => n, error: () => null }, 20).getReader();
     const decoder = new TextDecoder();
-    const chunks: string[] = [];
     const started = performance.now();
-    while (performance.now() - started < 110) chunks.push(decoder.decode((await reader.read()).value));
-    expect(chunks.length).toBeGreaterThanOrEqual(3);
-    expect(new Set(chunks)).toEqual(new Set([':\n\n']));
+    // The opening comment, then one per tick.
+    const chunks = [];
+    for (let i = 0; i < 3; i++) chunks.push(decoder.decode((await reader.read()).value));
+    expect(chunks).toEqual([':\n\n', ':\n\n', ':\n\n']);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(35);
     await reader.cancel();
     expect(queue.closed).toBe(true);
   });
@@ -83,8 +84,11 @@ describe('SSE writer', () => {
     const queue = createBoundedQueue<number>(5, () => (returned = true));
     const stream = eventStream(queue, { next: (n) => n, error: () => null }, 20);
     // Nobody reads: the opening comment stays queued, tick after tick.
-    await new Promise((resolve) => setTimeout(resolve, 20 * (STALLED_TICKS_MAX + 2)));
+    const started = performance.now();
+    while (!returned && performance.now() - started < 2000) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(returned).toBe(true);
+    // Not before STALLED_TICKS_MAX ticks.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(20 * STALLED_TICKS_MAX - 5);
     const reader = stream.getReader();
     await expect(reader.read().then(() => reader.read())).rejects.toThrow('stopped reading');
   });
