@@ -47,8 +47,11 @@ export function createStreamRegistry(options: StreamRegistryOptions) {
     if (checking || open.size === 0) return;
     checking = true;
     try {
-      const active = await activeKeys([...perKey.keys()]);
-      for (const lease of open) if (!active.has(lease.keyId)) lease.end('revoked');
+      const asked = [...perKey.keys()];
+      const active = await activeKeys(asked);
+      const checked = new Set(asked);
+      // A stream opened while the query ran, with a key it did not ask about, waits for the next check.
+      for (const lease of open) if (checked.has(lease.keyId) && !active.has(lease.keyId)) lease.end('revoked');
     } catch (error) {
       // The streams stay open until a check succeeds; each stream's key was valid when it opened.
       log.warn({ err: error }, 'could not re-check the keys of open streams');
