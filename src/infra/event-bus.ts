@@ -9,12 +9,20 @@ import type { Logger } from 'pino';
  */
 export interface EventBus {
   publish(channel: string, message: string): Promise<void>;
-  /** Listens to `channel` until the returned function is called. */
-  subscribe(channel: string, listener: (message: string) => void): () => void;
+  /**
+   * Listens to `channel` until `close` is called. `ready` settles once messages published from now
+   * on are heard (Redis confirmed the subscription), or when it cannot be confirmed (it never rejects).
+   */
+  subscribe(channel: string, listener: (message: string) => void): Subscription;
   /** Delivers to this instance's listeners of `channel` only. */
   deliverLocally(channel: string, message: string): void;
   /** Runs after the bus reconnected to Redis (messages may have been missed meanwhile), with the channels listened to. */
   onResume(listener: (channels: string[]) => void): void;
+  close(): void;
+}
+
+export interface Subscription {
+  ready: Promise<void>;
   close(): void;
 }
 
@@ -51,7 +59,7 @@ export function createLocalEventBus(): EventBus {
     },
     subscribe(channel, listener) {
       local.add(channel, listener);
-      return () => void local.remove(channel, listener);
+      return { ready: Promise.resolve(), close: () => void local.remove(channel, listener) };
     },
     deliverLocally: local.deliver,
     onResume() {},
@@ -77,6 +85,8 @@ export function createRedisEventBus(url: string, publisher: Redis, log: Logger):
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
   });
   const resumeListeners: Array<(channels: string[]) => void> = [];
+  /** Per channel listened to: settles when Redis confirmed the subscription. */
+  const confirmations = new Map<string, Promise<void>>();
   let connectedOnce = false;
   let lost = false;
   subscriber.on('message', (channel: string, message: string) => local.deliver(channel, message));
@@ -111,9 +121,20 @@ export function createRedisEventBus(url: string, publisher: Redis, log: Logger):
       }
     },
     subscribe(channel, listener) {
-      if (local.add(channel, listener)) subscriber.subscribe(channel).catch(() => undefined);
-      return () => {
-        if (local.remove(channel, listener)) subscriber.unsubscribe(channel).catch(() => undefined);
+      if (local.add(channel, listener)) {
+        const ready = subscriber.subscribe(channel).then(
+          () => undefined,
+          () => undefined,
+        );
+        confirmations.set(channel, ready);
+      }
+      return {
+        ready: confirmations.get(channel) ?? Promise.resolve(),
+        close: () => {
+          if (!local.remove(channel, listener)) return;
+          confirmations.delete(channel);
+          subscriber.unsubscribe(channel).catch(() => undefined);
+        },
       };
     },
     deliverLocally: local.deliver,

@@ -29,6 +29,9 @@ export interface NotificationEvent {
  */
 export const STREAM_BUFFER_MAX = 100;
 
+/** How long opening a stream waits for the event bus to confirm it listens (Redis may be away). */
+const SUBSCRIBE_WAIT_MS = 1000;
+
 /**
  * More events than this from one change (a publish of many notifications for one user) reach a
  * stream as one `updated` event with no ids: its client re-reads the first page.
@@ -50,11 +53,12 @@ export interface NotificationEvents {
   /** After a mark committed: one `updated` event with the rows whose state changed and the new counts. */
   updated(userId: string, notificationIds: readonly string[]): Promise<void>;
   /**
-   * The user's events from now on, until the consumer returns the iterator or `until` aborts (with
+   * The user's events from the moment it resolves (once the event bus confirmed it listens, or after
+   * SUBSCRIBE_WAIT_MS without a confirmation, e.g. while Redis is away), until the consumer returns the iterator or `until` aborts (with
    * a StreamEndReason: `revoked` ends it with an `invalid_key` error). `created` events of other
    * types than `notificationTypeFilter` are skipped; `updated` events always come, with the filter's counts.
    */
-  subscribe(userId: string, notificationTypeFilter: string | null, until: AbortSignal): AsyncIterableIterator<NotificationEvent>;
+  subscribe(userId: string, notificationTypeFilter: string | null, until: AbortSignal): Promise<AsyncIterableIterator<NotificationEvent>>;
 }
 
 /**
@@ -108,7 +112,7 @@ export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: L
       if (notificationIds.length) await send(userId, [{ kind: 'updated', notification: null, notificationIds: [...notificationIds] }]);
     },
 
-    subscribe(userId, notificationTypeFilter, until) {
+    async subscribe(userId, notificationTypeFilter, until) {
       let unsubscribe = () => {};
       const onEnd = () => {
         if ((until.reason as StreamEndReason) === 'revoked')
@@ -126,7 +130,7 @@ export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: L
           readCount: 0,
         });
       };
-      unsubscribe = bus.subscribe(channelOf(userId), (raw) => {
+      const subscription = bus.subscribe(channelOf(userId), (raw) => {
         const message = JSON.parse(raw) as ChangeMessage;
         const counts = countsFor(message.counts);
         let events = message.events.filter(
@@ -140,8 +144,12 @@ export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: L
           if (!queue.push({ ...event, counts })) return void queue.return();
         }
       });
+      unsubscribe = subscription.close;
       until.addEventListener('abort', onEnd, { once: true });
       if (until.aborted) onEnd();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([subscription.ready, new Promise((resolve) => (timer = setTimeout(resolve, SUBSCRIBE_WAIT_MS)))]);
+      clearTimeout(timer);
       return queue;
     },
   };

@@ -26,7 +26,7 @@ describe('stream registry', () => {
 
   it('ends the streams of keys the check finds inactive, and only those it asked about', async () => {
     let revoked = new Set<string>();
-    let answer: (() => void) | null = null;
+    const check: { answer?: () => void } = {};
     const asked: string[][] = [];
     const streams = createStreamRegistry({
       maxPerKey: 5,
@@ -36,22 +36,22 @@ describe('stream registry', () => {
       // The check is slow: it answers only when the test says so.
       activeKeys: (ids) => {
         asked.push(ids);
-        return new Promise((resolve) => (answer = () => resolve(new Set(ids.filter((id) => !revoked.has(id))))));
+        return new Promise((resolve) => (check.answer = () => resolve(new Set(ids.filter((id) => !revoked.has(id))))));
       },
     });
     const kept = streams.open('kept');
     const gone = streams.open('gone');
-    while (!answer) await sleep(5);
+    while (!check.answer) await sleep(5);
     // Opened while the check is under way: not judged by an answer that never asked about it.
     const late = streams.open('late');
     revoked = new Set(['gone', 'late']);
-    answer!();
+    (check.answer as () => void)();
     await sleep(0);
     expect([kept.signal.aborted, gone.signal.aborted, late.signal.aborted]).toEqual([false, true, false]);
     expect(gone.signal.reason).toBe('revoked');
-    answer = null;
-    while (!answer) await sleep(5);
-    answer!();
+    delete check.answer;
+    while (!check.answer) await sleep(5);
+    (check.answer as () => void)();
     await sleep(0);
     expect(late.signal.reason).toBe('revoked');
     expect(asked[1]).toContain('late');

@@ -40,9 +40,6 @@ async function watchGraphql(user: Provisioned, variables: Record<string, unknown
   return stream;
 }
 
-/** Waits until the server has the stream subscribed (the open comment arrives before the subscription is listening). */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
-
 describe('watchNotifications through the gateway', () => {
   it('needs Accept: text/event-stream (422 naming the header)', async () => {
     const user = await service.provision();
@@ -84,7 +81,6 @@ describe('watchNotifications through the gateway', () => {
     const user = await service.provision();
     await publish(service, user.userId, [{ title: 'before' }]);
     const stream = await watch(user);
-    await settle();
     const started = performance.now();
     const [id] = await publish(service, user.userId, [{ title: 'pushed', notificationType: 'task_overdue' }]);
     const event = await stream.next(() => true, 1000);
@@ -107,7 +103,6 @@ describe('watchNotifications through the gateway', () => {
     const user = await service.provision();
     const ids = await publish(service, user.userId, [{ title: 'a' }, { title: 'b' }, { title: 'c' }]);
     const stream = await watch(user);
-    await settle();
     const mark = await service.call(user.key, {
       operationId: 'markNotificationsRead',
       variables: { notificationIds: [ids[0], ids[1], '00000000-0000-4000-8000-000000000000'], isSeen: true },
@@ -130,7 +125,6 @@ describe('watchNotifications through the gateway', () => {
   it("delivers to the owner's streams only", async () => {
     const [owner, other] = await Promise.all([service.provision(), service.provision()]);
     const [mine, theirs] = await Promise.all([watch(owner), watch(other)]);
-    await settle();
     await publish(service, owner.userId, [{ title: 'private' }]);
     await mine.next(() => true, 1000);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -142,7 +136,6 @@ describe('watchNotifications through the gateway', () => {
   it('sends a small batch as one created event each, and a bulk publish as one updated event saying re-read', async () => {
     const user = await service.provision();
     const stream = await watch(user);
-    await settle();
     const batch = await publish(
       service,
       user.userId,
@@ -166,7 +159,6 @@ describe('watchNotifications through the gateway', () => {
     const user = await service.provision();
     await publish(service, user.userId, [{ notificationType: 'task_overdue' }, { notificationType: 'deal_created' }]);
     const stream = await watch(user, { notificationTypeFilter: 'task_overdue' });
-    await settle();
     const [dealId] = await publish(service, user.userId, [{ notificationType: 'deal_created' }]);
     const [taskId] = await publish(service, user.userId, [{ notificationType: 'task_overdue' }]);
     const created = await stream.next(() => true, 1000);
@@ -207,7 +199,6 @@ describe('watchNotifications through the gateway', () => {
   it("ends a revoked key's stream within 5 s, with a last event saying why", async () => {
     const user = await service.provision();
     const stream = await watch(user);
-    await settle();
     const revoked = performance.now();
     await service.graphql(`mutation($id: ID!) { revokeApiKey(id: $id) }`, { id: user.keyId });
     await stream.ended;
@@ -225,7 +216,6 @@ describe('notificationEvents on /graphql', () => {
     const stream = await watchGraphql(user);
     expect(stream.status).toBe(200);
     expect(stream.comments.length).toBeGreaterThanOrEqual(1);
-    await settle();
     const [id] = await publish(service, user.userId, [{ title: 'over graphql' }]);
     const event = await stream.next(() => true, 1000);
     expect(event).toEqual({
@@ -271,7 +261,6 @@ describe('discovery and metrics', () => {
     };
     const before = await gauge();
     const streams = await Promise.all([watch(user), watch(user)]);
-    await settle();
     expect(await gauge()).toBe(before + 2);
     for (const s of streams) s.close();
     await expectEventually(async () => (await gauge()) === before);

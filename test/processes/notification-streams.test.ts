@@ -71,8 +71,7 @@ async function watch(service: ServiceProcess, key: string) {
   });
   expect(stream.status).toBe(200);
   streams.push(stream);
-  // The subscription listens once the stream is open; give the subscriber a moment to be registered with Redis.
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // No pause: a stream answers only once its subscription is confirmed by Redis.
   return stream;
 }
 
