@@ -201,9 +201,14 @@ describe('Redis restarted mid-stream', () => {
     await stream.next((d) => d.data.kind === 'created', 1000);
 
     await stopRedis(redis);
-    // Redis gone: publishes on this instance still reach its own streams.
+    // Redis gone: a stream still opens (without waiting more than about a second for a
+    // subscription Redis cannot confirm), and publishes on this instance reach its own streams.
+    const opening = performance.now();
+    const second = await watch(service, user.key);
+    expect(performance.now() - opening).toBeLessThan(3000);
     const during = await publishOne(service, user.userId, 'during');
     await stream.next((d) => d.data.notificationIds[0] === during, 2000);
+    await second.next((d) => d.data.notificationIds[0] === during, 2000);
 
     redis = await startRedis(port);
     const resumed = await stream.next((d) => d.data.kind === 'updated', 10_000);
