@@ -38,6 +38,9 @@ const SUBSCRIBE_WAIT_MS = 1000;
  */
 export const BURST_MAX = 50;
 
+/** The most ids an `updated` event lists (a markNotificationsRead call's most); a larger change lists none. */
+export const UPDATED_IDS_MAX = 500;
+
 /** One user's change as it travels between instances: the events and every type's counts after the commit. */
 interface ChangeMessage {
   events: Array<Pick<NotificationEvent, 'kind' | 'notification' | 'notificationIds'>>;
@@ -50,8 +53,12 @@ const channelOf = (userId: string) => `notifications:events:${userId}`;
 export interface NotificationEvents {
   /** After a publish committed: one `created` event per notification, to its owner's streams. */
   created(notifications: ReadonlyArray<{ userId: string; notification: NotificationView }>): Promise<void>;
-  /** After a mark committed: one `updated` event with the rows whose state changed and the new counts. */
-  updated(userId: string, notificationIds: readonly string[]): Promise<void>;
+  /**
+   * After a mark committed: one `updated` event with the rows whose state changed and the new
+   * counts. No ids: nothing changed, nothing is sent. `null` (a bulk change such as mark-all), or
+   * more than UPDATED_IDS_MAX ids: the event lists none (`notificationIds: []`), telling the client to re-read.
+   */
+  updated(userId: string, notificationIds: readonly string[] | null): Promise<void>;
   /**
    * The user's events from the moment it resolves (once the event bus confirmed it listens, or after
    * SUBSCRIBE_WAIT_MS without a confirmation, e.g. while Redis is away), until the consumer returns the iterator or `until` aborts (with
@@ -109,7 +116,9 @@ export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: L
     },
 
     async updated(userId, notificationIds) {
-      if (notificationIds.length) await send(userId, [{ kind: 'updated', notification: null, notificationIds: [...notificationIds] }]);
+      if (notificationIds?.length === 0) return;
+      const listed = notificationIds && notificationIds.length <= UPDATED_IDS_MAX ? [...notificationIds] : [];
+      await send(userId, [{ kind: 'updated', notification: null, notificationIds: listed }]);
     },
 
     async subscribe(userId, notificationTypeFilter, until) {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
 import { openStream, type SseStream } from '../support/sse-client.js';
@@ -152,6 +153,25 @@ describe('watchNotifications through the gateway', () => {
     expect(bulk.data).toEqual({ kind: 'updated', notification: null, notificationIds: [], counts: { unreadCount: 63, readCount: 0 } });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(stream.events.filter((e) => e.event === 'next')).toHaveLength(4);
+    stream.close();
+  });
+
+  it('offers writers of bulk changes an updated event without ids (what mark-all calls after its commit)', async () => {
+    const user = await service.provision();
+    await publish(service, user.userId, [{ title: 'one' }]);
+    const stream = await watch(user);
+    const events = service.app.services.notificationEvents;
+    await events.updated(user.userId, []);
+    await events.updated(user.userId, null);
+    const bulk = await stream.next(() => true, 1000);
+    const bulkAt = stream.events.findIndex((e) => e.event === 'next');
+    expect(bulk.data).toEqual({ kind: 'updated', notification: null, notificationIds: [], counts: { unreadCount: 1, readCount: 0 } });
+    await events.updated(
+      user.userId,
+      Array.from({ length: 501 }, () => randomUUID()),
+    );
+    const large = await stream.next((d) => d.data.kind === 'updated', 1000, bulkAt + 1);
+    expect(large.data.notificationIds).toEqual([]);
     stream.close();
   });
 
