@@ -1,10 +1,13 @@
 import type { Logger } from 'pino';
 import { AppError } from '../common/errors.js';
 
-/** Why a stream was ended by the server rather than by its client. */
-export type StreamEndReason = 'revoked' | 'shutdown';
+/** Why a stream's lease ended: its key was revoked, the server shuts down, or its response is over (`released`). */
+export type StreamEndReason = 'revoked' | 'shutdown' | 'released';
 
-/** One open stream's slot: `signal` aborts (with a StreamEndReason) when the server ends it. */
+/**
+ * One open stream's slot: `signal` aborts (with a StreamEndReason) when the server ends the stream,
+ * or when the slot is released, so whatever the stream holds is let go whichever way it ended.
+ */
 export interface StreamLease {
   readonly keyId: string;
   readonly signal: AbortSignal;
@@ -78,6 +81,7 @@ export function createStreamRegistry(options: StreamRegistryOptions) {
         release() {
           if (released) return;
           released = true;
+          if (!controller.signal.aborted) controller.abort('released' satisfies StreamEndReason);
           open.delete(lease);
           const left = (perKey.get(keyId) ?? 1) - 1;
           if (left <= 0) perKey.delete(keyId);

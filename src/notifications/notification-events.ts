@@ -124,8 +124,10 @@ export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: L
     async subscribe(userId, notificationTypeFilter, until) {
       let unsubscribe = () => {};
       const onEnd = () => {
-        if ((until.reason as StreamEndReason) === 'revoked')
-          queue.fail(new AppError('invalid_key', 'The key was revoked; the stream has ended.'));
+        const reason = until.reason as StreamEndReason;
+        // The response is over: let go of everything at once, whether or not the iterator was consumed.
+        if (reason === 'released') void queue.return();
+        else if (reason === 'revoked') queue.fail(new AppError('invalid_key', 'The key was revoked; the stream has ended.'));
         else queue.end();
       };
       const queue = createBoundedQueue<NotificationEvent>(STREAM_BUFFER_MAX, () => {

@@ -251,6 +251,23 @@ describe('notificationEvents on /graphql', () => {
     stream.close();
   });
 
+  it('answers a subscription asked for as JSON with 406 naming the header, and keeps no slot for it', async () => {
+    const user = await service.provision();
+    for (let i = 0; i < 6; i++) {
+      const result = await service.request('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${user.key}` },
+        body: JSON.stringify({ query: SUBSCRIPTION }),
+      });
+      expect(result.status).toBe(406);
+      expect(result.body.errors[0].message).toContain('Accept: text/event-stream');
+    }
+    // Six refused opens held nothing: all five slots of the key are free.
+    const streams = await Promise.all(Array.from({ length: 5 }, () => watchGraphql(user)));
+    expect(streams.map((s) => s.status)).toEqual([200, 200, 200, 200, 200]);
+    for (const s of streams) s.close();
+  });
+
   it('refuses the platform token and keys without READ', async () => {
     const writer = await service.provision({ scopes: ['WRITE'] });
     const denied = await watchGraphql(writer);

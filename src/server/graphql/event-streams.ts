@@ -3,7 +3,7 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { AppError } from '../../common/errors.js';
 import { acceptsEventStream, EVENT_STREAM_HEADERS, eventStream } from '../streams/event-stream.js';
-import { maskError, refusalOf } from './graphql-errors.js';
+import { graphqlRefusal, maskError, refusalOf, type GraphqlRefusal } from './graphql-errors.js';
 
 const errorJson = (error: GraphQLError) => ({
   message: error.message,
@@ -26,12 +26,27 @@ export function useEventStreams(log: Logger): Plugin {
       if (request) subscriptions.add(request);
     },
     onResultProcess({ request, result, setResultProcessor }) {
-      if (!subscriptions.has(request) || !acceptsEventStream(request.headers.get('accept'))) return;
-      if (isAsyncIterable(result)) {
+      if (!subscriptions.has(request)) return;
+      const refuse = (refusal: GraphqlRefusal, headers: Readonly<Record<string, string | number>> = {}) =>
         setResultProcessor(
-          (stream, fetchAPI) =>
+          (_result, fetchAPI) =>
+            new fetchAPI.Response(JSON.stringify(refusal.body), {
+              status: refusal.status,
+              headers: { 'Content-Type': 'application/json; charset=utf-8', ...stringValues(headers) },
+            }),
+          'application/json',
+        );
+      if (isAsyncIterable(result)) {
+        const events = result[Symbol.asyncIterator]();
+        if (!acceptsEventStream(request.headers.get('accept'))) {
+          // Opened, but the caller cannot read a stream: close it at once and say what to send.
+          void events.return?.();
+          return refuse(graphqlRefusal(406, 'A subscription is a stream: send the header Accept: text/event-stream.'));
+        }
+        return setResultProcessor(
+          (_result, fetchAPI) =>
             new fetchAPI.Response(
-              eventStream((stream as AsyncIterable<ExecutionResult>)[Symbol.asyncIterator](), {
+              eventStream(events, {
                 next: (value) => ({ data: value.data ?? null, ...(value.errors?.length && { errors: value.errors.map(errorJson) }) }),
                 error: (error) => ({ errors: [errorJson(maskError(error, log))] }),
               }),
@@ -39,20 +54,11 @@ export function useEventStreams(log: Logger): Plugin {
             ),
           'text/event-stream',
         );
-        return;
       }
       const first = (result as ExecutionResult).errors?.[0];
       if (!first) return;
       const error = AppError.from(first);
-      const refusal = refusalOf(error.kind, error.message);
-      setResultProcessor(
-        (_result, fetchAPI) =>
-          new fetchAPI.Response(JSON.stringify(refusal.body), {
-            status: refusal.status,
-            headers: { 'Content-Type': 'application/json; charset=utf-8', ...stringValues(error.headers) },
-          }),
-        'application/json',
-      );
+      refuse(refusalOf(error.kind, error.message), error.headers);
     },
   };
 }
