@@ -23,6 +23,7 @@ import { runLoad, type RunResult } from './lib/load.js';
 import { render, type Row, type StartupResult } from './lib/report.js';
 import { buildService, memoryOf, ROOT, startServer, type Server } from './lib/servers.js';
 import { buildScenarios, loadFixture, verifyScenario, type Scenario, type ServerKind } from './scenarios.js';
+import { measureStreams, STREAM_SCENARIO, type StreamResult } from './streams.js';
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(`--${name}`);
@@ -44,6 +45,7 @@ const seed = DEFAULT_SEED;
 const PORTS: Record<ServerKind, number> = { service: 4301, floor: 4302, postgraphile: 4303 };
 // The service runs as `npm start` runs it: the bundle `npm run build` writes (built when the run starts).
 const SCRIPTS: Record<ServerKind, string> = { service: 'dist/main.js', floor: 'bench/raw-floor.ts', postgraphile: 'bench/postgraphile.ts' };
+const PLATFORM_TOKEN = 'bench-platform-token-0123456789';
 const LIMITS = {
   // Thousands of keys are used; the windows are raised as well so a burst on one key is never what is measured.
   GATEWAY_RATE_LIMIT_PER_MIN: '100000000',
@@ -70,6 +72,7 @@ async function main() {
   let generation!: GenerationReport;
   let counts: CountCheck | null;
   let startup: StartupResult | null = null;
+  let streams: StreamResult | null = null;
   try {
     const common = { DATABASE_URL: url, REDIS_URL: redisUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...LIMITS };
     // The service first: its migrations create the schema the data goes into.
@@ -78,7 +81,7 @@ async function main() {
       script: SCRIPTS.service,
       cwd: serviceRoot,
       port: PORTS.service,
-      env: { ...common, INTERNAL_API_TOKEN: 'bench-platform-token-0123456789' },
+      env: { ...common, INTERNAL_API_TOKEN: PLATFORM_TOKEN },
     });
     generation = await ensureData(url, scale, seed, { force: flag('regenerate') });
     log(generation.generated ? `data generated in ${generation.seconds.toFixed(1)} s` : 'data already in place (same seed and scale)');
@@ -96,6 +99,7 @@ async function main() {
 
     const scenarios = buildScenarios(fixture, CONNECTIONS).filter((s) => !only || only.includes(s.id));
     for (const scenario of scenarios) rows.push(...(await measure(scenario, servers as Record<ServerKind, Server>, urls)));
+    if (!only || only.includes(STREAM_SCENARIO)) streams = await measureStreams(servers.service, fixture, PLATFORM_TOKEN);
     counts = await checkCounts(url, urls.service, fixture);
     log(`counts: ${counts.summary}`);
     if (scenarios.some((s) => s.id === 'markAll')) await restoreReadState(url);
@@ -109,6 +113,7 @@ async function main() {
     generation,
     counts,
     startup,
+    streams,
     minutes: (performance.now() - started) / 60_000,
     load: [load0, loadavg()],
     database,

@@ -7,6 +7,7 @@ import type { CountCheck } from './checks.js';
 import { median } from './common.js';
 import type { RunResult } from './load.js';
 import { NODE_VERSION } from './servers.js';
+import { renderStreams, type StreamResult } from '../streams.js';
 
 /** One server in one scenario: the medians over its rounds. */
 export interface Row {
@@ -33,6 +34,8 @@ export interface ReportInput {
   /** Null when the run ended before the counts were checked. */
   counts: CountCheck | null;
   startup: StartupResult | null;
+  /** The `watch` scenario, when it ran. */
+  streams?: StreamResult | null;
   minutes: number;
   load: number[][];
   database: string;
@@ -103,6 +106,7 @@ export function render(input: ReportInput): string {
     '',
   );
 
+  if (input.streams) lines.push(...renderStreams(input.streams));
   if (startup) {
     lines.push(
       `Embedded start-up (spawn → first 200 from /readyz, medians of ${startup.bare.fresh.length}): bare PGlite fresh ${fmt(median(startup.bare.fresh))} ms, reopened ${fmt(median(startup.bare.reopened))} ms, ` +

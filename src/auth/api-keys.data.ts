@@ -1,6 +1,7 @@
 import type { Em } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
 import type { Scope, UserRole } from '../graphql/principal.js';
+import { pgTextArray } from '../common/pg-array.js';
 import { ApiKey } from './api-key.entity.js';
 
 /**
@@ -59,6 +60,15 @@ export async function findActiveGatewayKey(sql: Sql, keyHash: string): Promise<G
     organizationId: row.organization_id,
     role: row.role,
   };
+}
+
+/** The keys among `ids` that are not revoked (one query for any number of keys: open streams re-check theirs). */
+export async function activeKeyIds(sql: Sql, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await sql.execute<{ id: string }[]>(`select id from api_keys where id = any(?::uuid[]) and revoked_at is null`, [
+    pgTextArray(ids),
+  ]);
+  return new Set(rows.map((row) => row.id));
 }
 
 /** A key as listed: what finds it (its hint) and its state, never its secret or hash. */

@@ -43,6 +43,8 @@ export const builder = new SchemaBuilder<{
   plugins: [ScopeAuthPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
+    // A subscription is refused when it opens, not at its first event.
+    authorizeOnSubscribe: true,
     authScopes: ({ principal }) => {
       const userScope = (scope: 'READ' | 'WRITE' | 'ADMIN') => principal.type === 'user' && principal.scopes.has(scope);
       return {
@@ -67,6 +69,7 @@ export const builder = new SchemaBuilder<{
 
 builder.queryType({});
 builder.mutationType({});
+builder.subscriptionType({});
 
 /** The builder's resolved type parameters, for helpers typed against it. */
 export type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer Types> ? Types : never;

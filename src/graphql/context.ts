@@ -7,6 +7,7 @@ import type { Config } from '../infra/config.js';
 import type { Em, Orm } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
 import type { ClientWatch } from '../infra/http/client-watch.js';
+import type { StreamRegistry } from '../infra/streams.js';
 import type { OrganizationPrincipal, PlatformPrincipal, Principal, UserPrincipal } from './principal.js';
 
 /**
@@ -28,6 +29,8 @@ export interface Services {
    * tests run several apps in one process. Each layer defines its metrics on it where their events happen.
    */
   metrics: Registry;
+  /** Open long-lived streams (subscriptions) on this instance, with their per-key and total limits. */
+  streams: StreamRegistry;
 }
 
 /** A request's `Idempotency-Key` and the fingerprint of its body (canonical JSON, so key order does not count). */

@@ -54,6 +54,8 @@ const envSchema = z.object({
     z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
   ),
   SKIPTRACE_PROVIDER_KEY: optionalString,
+  STREAM_MAX_PER_KEY: int(5),
+  STREAM_MAX_TOTAL: int(2000),
   SEED_DEMO: bool(true),
   TRUST_PROXY: bool(false),
 });
@@ -86,6 +88,8 @@ export interface Config {
     /** `records`: property records in the database; `http`: the upstream vendor. */
     provider: { kind: 'records' } | { kind: 'http'; url: string; apiKey: string };
   };
+  /** Open event streams (watchNotifications) on this instance: per key, and in all. */
+  streams: { maxPerKey: number; maxTotal: number };
   /** Seeds demo data on first start, only ever into an embedded database. */
   seedDemo: boolean;
   trustProxy: boolean;
@@ -132,6 +136,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           ? { kind: 'http', url: e.SKIPTRACE_PROVIDER_URL as string, apiKey: e.SKIPTRACE_PROVIDER_KEY as string }
           : { kind: 'records' },
     },
+    streams: { maxPerKey: e.STREAM_MAX_PER_KEY, maxTotal: e.STREAM_MAX_TOTAL },
     seedDemo: e.SEED_DEMO,
     trustProxy: e.TRUST_PROXY,
   };

@@ -206,19 +206,18 @@ export async function searchTotals(sql: Sql, userId: string, f: FeedConditions) 
 const USER_WRITE_LOCK = `serialized as materialized (select pg_advisory_xact_lock(${0x6e6f7466}, hashtext(?::text)))`;
 
 /**
- * Sets the seen state of the user's rows among `ids` (distinct, lower-cased uuids); returns the
- * rows whose state changed. Only those are touched, so the count and the counters stay exact when
- * marks race: a concurrent mark of the same row re-checks `is_seen` after the first commits.
+ * Sets the seen state of the user's rows among `ids` (distinct, lower-cased uuids); returns the ids
+ * of the rows whose state changed. Only those are touched, so the count and the counters stay exact
+ * when marks race: a concurrent mark of the same row re-checks `is_seen` after the first commits.
  */
-export async function updateSeen(sql: Sql, userId: string, ids: readonly string[], isSeen: boolean): Promise<number> {
-  const result = await sql.execute<{ affectedRows: number }>(
+export async function updateSeen(sql: Sql, userId: string, ids: readonly string[], isSeen: boolean): Promise<string[]> {
+  const rows = await sql.execute<{ id: string }[]>(
     `with ${USER_WRITE_LOCK}
      update notifications set is_seen = ?, seen_at = ${isSeen ? 'now()' : 'null'} from serialized
-      where user_id = ? and id = any(?::uuid[]) and is_seen <> ?`,
+      where user_id = ? and id = any(?::uuid[]) and is_seen <> ? returning id`,
     [userId, isSeen, userId, pgTextArray(ids), isSeen],
-    'run',
   );
-  return result.affectedRows;
+  return rows.map((row) => row.id);
 }
 
 /** A mark's changed ids are listed up to this many; past it, `notificationIds` is null (the count says how many). */

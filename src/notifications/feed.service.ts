@@ -93,15 +93,18 @@ async function totals(sql: Sql, userId: string, f: FeedConditions) {
   return searchTotals(sql, userId, f);
 }
 
-/** Marks the caller's own rows; ids of other users, unknown and malformed ids are silently ignored. */
-export async function markNotifications(sql: Sql, userId: string, notificationIds: readonly string[], isSeen: boolean): Promise<number> {
+/**
+ * Marks the caller's own rows; ids of other users, unknown and malformed ids are silently ignored.
+ * Returns the ids of the rows whose state changed.
+ */
+export async function markNotifications(sql: Sql, userId: string, notificationIds: readonly string[], isSeen: boolean): Promise<string[]> {
   if (notificationIds.length > MARK_IDS_MAX) {
     throw badInput(`notificationIds may hold at most ${MARK_IDS_MAX} ids.`, [
       { path: 'notificationIds', message: `must hold at most ${MARK_IDS_MAX} ids` },
     ]);
   }
   const ids = [...new Set(notificationIds.filter(isUuid).map((id) => id.toLowerCase()))].sort();
-  if (ids.length === 0) return 0;
+  if (ids.length === 0) return [];
   return updateSeen(sql, userId, ids, isSeen);
 }
 

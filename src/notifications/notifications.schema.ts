@@ -59,7 +59,7 @@ const NotificationTypeCountsRef = builder.objectRef<NotificationTypeCounts>('Not
   }),
 });
 
-const NotificationCountsRef = builder.objectRef<NotificationCountsByType>('NotificationCounts').implement({
+export const NotificationCountsRef = builder.objectRef<NotificationCountsByType>('NotificationCounts').implement({
   fields: (t) => ({
     unreadCount: t.exposeInt('unreadCount'),
     readCount: t.exposeInt('readCount'),
@@ -150,9 +150,11 @@ builder.mutationFields((t) => ({
       notificationIds: t.arg.idList({ required: true, ...constraints({ maxItems: MARK_IDS_MAX }) }),
       isSeen: t.arg.boolean({ required: true }),
     },
-    resolve: async (_root, args, ctx) => ({
-      updatedCount: await markNotifications(ctx.db.sql, ctx.principal.userId, args.notificationIds.map(String), args.isSeen),
-    }),
+    resolve: async (_root, args, ctx) => {
+      const changed = await markNotifications(ctx.db.sql, ctx.principal.userId, args.notificationIds.map(String), args.isSeen);
+      await ctx.services.notificationEvents.updated(ctx.principal.userId, changed);
+      return { updatedCount: changed.length };
+    },
   }),
   markAllNotificationsRead: t.withAuth({ WRITE: true }).field({
     type: MarkNotificationsReadResultRef,
@@ -165,7 +167,14 @@ builder.mutationFields((t) => ({
       }),
     },
     resolve: async (_root, args, ctx) => {
-      const { updatedCount } = await markAllNotifications(ctx.db.sql, ctx.principal.userId, args.isSeen, args.notificationTypeFilter);
+      const { updatedCount, notificationIds } = await markAllNotifications(
+        ctx.db.sql,
+        ctx.principal.userId,
+        args.isSeen,
+        args.notificationTypeFilter,
+      );
+      // After the commit: one `updated` event (the ids when few; none listed past the limit).
+      if (updatedCount > 0) await ctx.services.notificationEvents.updated(ctx.principal.userId, notificationIds);
       return { updatedCount };
     },
   }),
@@ -174,10 +183,12 @@ builder.mutationFields((t) => ({
     description: "Adds notifications to users' feeds (internal tools).",
     authScopes: { platform: true },
     args: { input: t.arg({ type: [PublishNotificationInput], required: true, ...constraints({ maxItems: PUBLISH_MAX }) }) },
-    resolve: (_root, args, ctx) =>
-      publishNotifications(
-        ctx.db.em,
-        args.input.map((input) => ({ ...input, userId: String(input.userId) })),
-      ),
+    resolve: async (_root, args, ctx) => {
+      const inputs = args.input.map((input) => ({ ...input, userId: String(input.userId).toLowerCase() }));
+      const published = await publishNotifications(ctx.db.em, inputs);
+      // In input order, one per input (publishNotifications inserts all or nothing).
+      await ctx.services.notificationEvents.created(published.map((notification, i) => ({ userId: inputs[i].userId, notification })));
+      return published;
+    },
   }),
 }));

@@ -10,7 +10,7 @@ import { createAuthenticator } from '../auth/authenticate.js';
 import { createRateWindows } from '../auth/rate-windows.js';
 import { schema } from './schema.js';
 import { createYogaServer } from './graphql/yoga.js';
-import { createOperationExecutor } from './rest/operation-executor.js';
+import { createOperationExecutor, createOperationSubscriber } from './rest/operation-executor.js';
 import { registerGraphqlRoutes } from './graphql/graphql.routes.js';
 import { buildOperationRegistry } from './gateway/operation-registry.js';
 import { discoveryReference, registerDiscoveryRoutes } from './gateway/discovery.routes.js';
@@ -27,7 +27,14 @@ import type { SkipTraceProvider } from '../skip-trace/providers/provider.js';
 import { createRecordsProvider } from '../skip-trace/providers/records-provider.js';
 import { createSkipTraceAdmission } from '../skip-trace/admission.js';
 import { createSkipTraceMetrics } from '../skip-trace/skip-trace.metrics.js';
-import { createMetricsRegistry, metricsReference, registerHttpMetrics, registerMetricsRoute } from './metrics.js';
+import { createMetricsRegistry, metricsReference, registerHttpMetrics, registerMetricsRoute, registerStreamMetrics } from './metrics.js';
+import { createLocalEventBus, createRedisEventBus } from '../infra/event-bus.js';
+import { createStreamRegistry } from '../infra/streams.js';
+import { activeKeyIds } from '../auth/api-keys.data.js';
+import { createNotificationEvents } from '../notifications/notification-events.js';
+
+/** How often open streams' keys are re-checked: a revoked key's streams end within about this long (at most 5 s promised). */
+const STREAM_KEY_RECHECK_MS = 2000;
 
 function createProvider(config: Config, log: pino.Logger, database: Database): SkipTraceProvider {
   const provider = config.skipTrace.provider;
@@ -57,6 +64,14 @@ export async function buildApp(
   const redis = config.redisUrl ? await (await import('../infra/redis.js')).connectRedis(config.redisUrl, log) : null;
   const metrics = createMetricsRegistry(database.pool);
   const skipTraceMetrics = createSkipTraceMetrics(metrics);
+  const eventBus = config.redisUrl && redis ? createRedisEventBus(config.redisUrl, redis, log) : createLocalEventBus();
+  const streams = createStreamRegistry({
+    ...config.streams,
+    recheckMs: STREAM_KEY_RECHECK_MS,
+    activeKeys: (keyIds) => activeKeyIds(database.sql, keyIds),
+    log,
+    onRefused: registerStreamMetrics(metrics, () => streams.size),
+  });
   const services: Services = {
     config,
     log,
@@ -77,10 +92,13 @@ export async function buildApp(
     }),
     skipTraceAdmission: createSkipTraceAdmission(config.limits, metrics),
     skipTraceMetrics,
+    streams,
+    notificationEvents: createNotificationEvents({ sql: database.sql, bus: eventBus, log }),
   };
 
   const yoga = createYogaServer(services);
   const executeOperation = createOperationExecutor(schema, services);
+  const subscribeOperation = createOperationSubscriber(schema, services);
   const registry = buildOperationRegistry(schema);
   const gatewayCall = gatewayCallRoute(registry);
   const http = createHttpServer(config, log);
@@ -96,10 +114,11 @@ export async function buildApp(
   registerHealthRoutes(http, services);
   registerMetricsRoute(http, services);
   registerGraphqlRoutes(http, { services, yoga });
-  registerRestRoute(http, { services, executeOperation }, gatewayCall);
-  registerRestRoute(http, { services, executeOperation }, skipTraceRoute(schema));
-  registerRestRoute(http, { services, executeOperation }, skipTraceAccountRoute(schema));
-  registerRestRoute(http, { services, executeOperation }, skipTraceUsageRoute(schema));
+  const restDeps = { services, executeOperation, subscribeOperation };
+  registerRestRoute(http, restDeps, gatewayCall);
+  registerRestRoute(http, restDeps, skipTraceRoute(schema));
+  registerRestRoute(http, restDeps, skipTraceAccountRoute(schema));
+  registerRestRoute(http, restDeps, skipTraceUsageRoute(schema));
   const idempotencySweeper = startIdempotencySweeper(database.sql, config.skipTrace.idempotencySweep, log);
   registerDiscoveryRoutes(http, registry);
   allowOnly(http, '/schema.graphql', ['GET']);
@@ -121,12 +140,16 @@ export async function buildApp(
       // which would hold close() until they time out: close each as soon as it goes idle.
       const sweeper = setInterval(() => http.server.closeIdleConnections(), 50);
       try {
-        await http.close();
+        // Open streams end with `complete` (their clients reconnect elsewhere); new ones are refused.
+        const closing = http.close();
+        streams.drain();
+        await closing;
       } finally {
         clearInterval(sweeper);
       }
       // Traces that outlived their callers (timeouts) may still be writing their results.
       await Promise.allSettled(services.traces.pending());
+      eventBus.close();
       redis?.disconnect();
       await database.close();
     },

@@ -1,7 +1,7 @@
 import type { DocumentedRoute } from './reference/documented-route.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import type pg from 'pg';
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Services } from '../graphql/context.js';
 import type { PlatformPrincipal } from '../graphql/principal.js';
 import { allowOnly } from '../infra/http/server.js';
@@ -92,6 +92,27 @@ export function registerHttpMetrics(
     if (request.is404) observe('unmatched', request, reply);
     done();
   });
+}
+
+/**
+ * Open event streams (watchNotifications / notificationEvents) on this instance, read at scrape
+ * time, and their refusals. Returns what to call on each refusal.
+ */
+export function registerStreamMetrics(registry: Registry, openStreams: () => number): () => void {
+  new Gauge({
+    name: 'crm_sse_open_streams',
+    help: 'Open Server-Sent Event streams (notification subscriptions) on this instance.',
+    registers: [registry],
+    collect() {
+      this.set(openStreams());
+    },
+  });
+  const refusals = new Counter({
+    name: 'crm_sse_stream_refusals_total',
+    help: 'Streams refused by the per-key or per-instance stream limit (429 concurrency_limit).',
+    registers: [registry],
+  });
+  return () => refusals.inc();
 }
 
 /** `GET /metrics`: the registry in Prometheus text format, for the platform token only. */

@@ -5,6 +5,7 @@ import '../organizations/organizations.schema.js';
 import '../auth/auth.schema.js';
 import '../auth/viewer.schema.js';
 import '../notifications/notifications.schema.js';
+import '../notifications/notification-events.schema.js';
 import '../skip-trace/skip-trace.schema.js';
 import '../skip-trace/billing.schema.js';
 import '../skip-trace/records/property-records.schema.js';

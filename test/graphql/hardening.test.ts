@@ -212,12 +212,27 @@ describe('documents that must keep working', () => {
       markNotificationsRead: { notificationIds: [], isSeen: true },
       viewer: {},
       markAllNotificationsRead: { isSeen: false, notificationTypeFilter: 'no_such_type' },
+      watchNotifications: {},
     };
     const seen: string[] = [];
     for (const [documentId, document] of Object.entries(manifest)) {
-      const name = /(?:query|mutation) (\w+)/.exec(document)![1];
+      const [, type, name] = /(query|mutation|subscription) (\w+)/.exec(document)!;
       seen.push(name);
-      expectData(await post({ documentId, variables: variables[name] }));
+      if (type !== 'subscription') {
+        expectData(await post({ documentId, variables: variables[name] }));
+        continue;
+      }
+      // A subscription is a stream: its first bytes are the opening comment.
+      const response = await fetch(`${service.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${user.key}` },
+        body: JSON.stringify({ documentId, variables: variables[name] }),
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const reader = response.body!.getReader();
+      expect(new TextDecoder().decode((await reader.read()).value)).toBe(':\n\n');
+      await reader.cancel();
     }
     expect(seen.sort()).toEqual(Object.keys(variables).sort());
   });

@@ -42,7 +42,7 @@ describe('checked-in artifacts', () => {
 });
 
 describe('discovery', () => {
-  it('lists the five operations with scope, type, description, document and JSON Schemas, without a credential', async () => {
+  it('lists the operations with scope, type, description, document and JSON Schemas, without a credential', async () => {
     const result = await service.request('/api/v1/operations');
     expect(result.status).toBe(200);
     const byId = Object.fromEntries(result.body.operations.map((op: any) => [op.operationId, op]));
@@ -53,12 +53,14 @@ describe('discovery', () => {
       'markAllNotificationsRead',
       'markNotificationsRead',
       'viewer',
+      'watchNotifications',
     ]);
     expect(byId.listNotifications).toMatchObject({ scope: 'READ', type: 'query' });
     expect(byId.viewer).toMatchObject({ scope: 'READ', type: 'query' });
     expect(byId.markNotificationsRead).toMatchObject({ scope: 'WRITE', type: 'mutation' });
     expect(byId.markAllNotificationsRead).toMatchObject({ scope: 'WRITE', type: 'mutation' });
     expect(byId.getNotificationCounts).toMatchObject({ scope: 'READ', type: 'query' });
+    expect(byId.watchNotifications).toMatchObject({ scope: 'READ', type: 'subscription' });
     for (const op of Object.values<any>(byId)) {
       expect(op.description.length).toBeGreaterThan(0);
       expect(op.document).toContain(op.operationId);

@@ -31,7 +31,7 @@ export function requireRealBackends(): { databaseUrl: string; redisUrl: string }
 
 export const platformToken = `pt_${randomBytes(24).toString('hex')}`;
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.listen(0, '127.0.0.1', () => {

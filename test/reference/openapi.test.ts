@@ -99,7 +99,13 @@ describe('GET /openapi.json', () => {
       expect(callSchema.properties.operationId).toEqual({ const: op.operationId });
       expect(standalone(`${op.operationId}Variables`), op.operationId).toEqual(op.variables);
       expect(standalone(`${op.operationId}Result`), op.operationId).toEqual(op.result);
-      expect(responses).toContain(`#/components/schemas/${op.operationId}Response`);
+      if (op.type === 'subscription') {
+        // A stream: its events are `{"data": <event>}` as the operation's Response component says, sent as text/event-stream.
+        expect(call.responses['200'].content['text/event-stream'].schema.description).toContain(`${op.operationId}Response`);
+        expect(document.components.schemas[`${op.operationId}Response`].properties.data).toEqual({
+          $ref: `#/components/schemas/${op.operationId}Result`,
+        });
+      } else expect(responses).toContain(`#/components/schemas/${op.operationId}Response`);
       // Every example body is valid against its own call schema.
       const example = call.requestBody.content['application/json'].examples[op.operationId].value;
       expect(strictCompile(standalone(`${op.operationId}Call`))(example), op.operationId).toBe(true);

@@ -8,6 +8,12 @@ export type ActorType =
   | 'entity'
   | 'person';
 
+export type NotificationEventKind =
+  /** A notification was published. */
+  | 'created'
+  /** Notifications were marked read or unread. */
+  | 'updated';
+
 export type PhoneType =
   | 'mobile'
   | 'residential'
@@ -108,6 +114,13 @@ export type ViewerQueryVariables = Exact<{ [key: string]: never; }>;
 
 export type ViewerQuery = { viewer: { principal: ViewerPrincipal, organizationId: string | null, userId: string | null, keyId: string | null, keyHint: string | null, scopes: Array<Scope> } };
 
+export type WatchNotificationsSubscriptionVariables = Exact<{
+  notificationTypeFilter?: string | null | undefined;
+}>;
+
+
+export type WatchNotificationsSubscription = { notificationEvents: { kind: NotificationEventKind, notificationIds: Array<string>, counts: { unreadCount: number, readCount: number }, notification: { id: string, notificationType: string, isSeen: boolean, title: string, body: string, createdAt: string, seenAt: string | null, contactId: string | null, dealId: string | null, noteId: string | null, replyId: string | null, taskId: string | null, callId: string | null, actionType: string | null, actionTargetId: string | null } | null } };
+
 
 /** Each gateway operationId: its `variables` and the `data` that `POST /api/v1/call` answers with. */
 export interface GatewayOperations {
@@ -117,6 +130,7 @@ export interface GatewayOperations {
   markAllNotificationsRead: { variables: MarkAllNotificationsReadMutationVariables; data: MarkAllNotificationsReadMutation['markAllNotificationsRead'] };
   markNotificationsRead: { variables: MarkNotificationsReadMutationVariables; data: MarkNotificationsReadMutation['markNotificationsRead'] };
   viewer: { variables: ViewerQueryVariables; data: ViewerQuery['viewer'] };
+  watchNotifications: { variables: WatchNotificationsSubscriptionVariables; data: WatchNotificationsSubscription['notificationEvents'] };
 }
 
 export type GatewayOperationId = keyof GatewayOperations;

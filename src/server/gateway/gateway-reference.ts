@@ -85,7 +85,7 @@ export function gatewayReference(registry: OperationRegistry): RouteReference {
     ...(streams.length && {
       streams: {
         'text/event-stream': {
-          description: `With \`Accept: text/event-stream\`, for ${streams.map((op) => `\`${op.operationId}\``).join(', ')}: Server-Sent Events (GraphQL over SSE); each \`next\` event's data is \`{"data": <event>}\`.`,
+          description: `With \`Accept: text/event-stream\`, for ${streams.map((op) => `\`${op.operationId}\``).join(', ')}: Server-Sent Events (GraphQL over SSE); each \`next\` event's data is \`{"data": <event>}\`, as ${streams.map((op) => `\`${names(op.operationId).response}\``).join(', ')} describes it.`,
           schema: { type: 'string' },
         },
       },

@@ -1,4 +1,4 @@
-import { parse, validate, type GraphQLSchema } from 'graphql';
+import { parse, validate, type GraphQLSchema, type OperationTypeNode } from 'graphql';
 import type { Scope } from '../../graphql/principal.js';
 import type { JsonSchema } from '../rest/json-schema.js';
 import { prepareOperation, type RestOperation } from '../rest/rest-route.js';
@@ -20,7 +20,7 @@ export interface GatewayOperation {
 /** The scope a root field declares through Pothos scope-auth (`authScopes: { READ: true }`). */
 function declaredScope(schema: GraphQLSchema, operation: RestOperation): Scope {
   const rootField = operation.rootField;
-  const root = operation.type === 'mutation' ? schema.getMutationType() : schema.getQueryType();
+  const root = schema.getRootType(operation.type as OperationTypeNode);
   const field = root?.getFields()[rootField];
   const authScopes = (field?.extensions?.pothosOptions as { authScopes?: unknown } | undefined)?.authScopes;
   const scopes =
@@ -40,7 +40,7 @@ export function buildOperationRegistry(schema: GraphQLSchema) {
     const errors = validate(schema, document);
     if (errors.length) throw new Error(`Persisted document ${documentId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
     const prepared = prepareOperation(schema, document);
-    const rootType = prepared.type === 'mutation' ? schema.getMutationType() : schema.getQueryType();
+    const rootType = schema.getRootType(prepared.type as OperationTypeNode);
     operations.set(prepared.name, {
       operationId: prepared.name,
       scope: declaredScope(schema, prepared),

@@ -10,6 +10,7 @@ import { persistedDocuments } from '../gateway/persisted-documents.js';
 import { BATCHING_ENABLED, useGraphqlLimits } from './limits.js';
 import { useIntrospectionBudget } from './introspection-budget.js';
 import { useBoundedCompiledExecution } from './compiled-execution.js';
+import { useEventStreams } from './event-streams.js';
 
 export type Yoga = YogaServerInstance<RequestContext, Context>;
 
@@ -85,6 +86,8 @@ export function createYogaServer(services: Services): Yoga {
     cors: false,
     plugins: [
       useContractErrorCodes(),
+      // Subscriptions as Server-Sent Events, and their refusals as HTTP errors.
+      useEventStreams(services.log),
       // Repeated documents run compiled, within bounds (compiled-execution.ts); the rest, and
       // introspection, on graphql-js's executor.
       useBoundedCompiledExecution(),

@@ -219,7 +219,10 @@ function restOperation(route: RestRoute<Caller>, components: Components): OpenAp
   ];
   const content: OpenApiObject = reference.response ? json(components.embed(reference.response)) : json({});
   for (const [mediaType, stream] of Object.entries(reference.streams ?? {}))
-    content[mediaType] = { schema: stream.schema ? components.embed(stream.schema) : { type: 'string' }, description: stream.description };
+    // A media type object has no description of its own: the stream's is its schema's.
+    content[mediaType] = {
+      schema: { ...(stream.schema ? components.embed(stream.schema) : { type: 'string' }), description: stream.description },
+    };
   const streamNotes = Object.values(reference.streams ?? {}).map((stream) => stream.description);
   return {
     operationId: operationIdOf(route.method, route.path),

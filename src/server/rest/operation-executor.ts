@@ -1,4 +1,4 @@
-import type { DocumentNode, GraphQLSchema } from 'graphql';
+import { subscribe, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { AppError } from '../../common/errors.js';
 import { createContext, type RequestContext, type Services } from '../../graphql/context.js';
@@ -39,5 +39,25 @@ export function createOperationExecutor(schema: GraphQLSchema, services: Service
       data: (result.data as Record<string, unknown> | null | undefined) ?? null,
       error: error ? AppError.from(maskError(error, services.log)) : null,
     };
+  };
+}
+
+/** A subscription's results, or the error that refused it as it opened. */
+export type SubscriptionResult = { events: AsyncIterator<ExecutionResult>; error: null } | { events: null; error: AppError };
+
+/** Opens one of the REST routes' fixed subscription documents for one request. */
+export type OperationSubscriber = (
+  document: DocumentNode,
+  variableValues: Record<string, unknown>,
+  request: RequestContext,
+) => Promise<SubscriptionResult>;
+
+/** Subscriptions run on graphql-js (opened once per stream, so nothing is gained by compiling them). */
+export function createOperationSubscriber(schema: GraphQLSchema, services: Services): OperationSubscriber {
+  return async (document, variableValues, request) => {
+    const result = await subscribe({ schema, document, contextValue: createContext(request, services), variableValues });
+    if (Symbol.asyncIterator in result) return { events: result[Symbol.asyncIterator](), error: null };
+    const error = result.errors?.[0];
+    return { events: null, error: AppError.from(error ? maskError(error, services.log) : new Error('The subscription did not open.')) };
   };
 }

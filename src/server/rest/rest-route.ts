@@ -7,7 +7,8 @@ import type { Caller } from '../../auth/rate-windows.js';
 import type { ClientWatch } from '../../infra/http/client-watch.js';
 import { allowOnly } from '../../infra/http/server.js';
 import { credentialGuard } from '../credential-guard.js';
-import type { OperationExecutor } from './operation-executor.js';
+import type { OperationExecutor, OperationSubscriber } from './operation-executor.js';
+import { requireEventStream, sendStream, type RestStream } from './streaming.js';
 import { fragmentsOf, resultJsonSchema, type JsonSchema } from './json-schema.js';
 import type { ErrorKind } from '../../common/errors.js';
 import { variablesValidator, type VariablesValidator } from './variables.js';
@@ -17,7 +18,7 @@ import { queryVariables } from './query-parameters.js';
 /** A GraphQL document a REST route runs, checked against the schema and prepared at start-up. */
 export interface RestOperation {
   name: string;
-  type: 'query' | 'mutation';
+  type: 'query' | 'mutation' | 'subscription';
   document: DocumentNode;
   /** Its one root field, whose value the route answers with. */
   rootField: string;
@@ -34,7 +35,7 @@ export const operationOf = (document: DocumentNode): OperationDefinitionNode => 
 
 export function prepareOperation(schema: GraphQLSchema, document: DocumentNode): RestOperation {
   const operation = operationOf(document);
-  if (!operation.name || operation.operation === 'subscription') throw new Error('A REST operation is one named query or mutation.');
+  if (!operation.name) throw new Error('A REST operation is a named operation.');
   const fields = operation.selectionSet.selections;
   if (fields.length !== 1 || fields[0].kind !== Kind.FIELD)
     throw new Error(`Operation ${operation.name.value} must select exactly one root field.`);
@@ -148,6 +149,8 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
   responseHeaders?: Record<string, ResponseHeader<V>>;
   /** What the API reference says of the route beyond what the fields above declare; optional. */
   reference?: RouteReference;
+  /** How a subscription is answered (Server-Sent Events); a route without it runs none. */
+  stream?: RestStream;
   /** Told of every request the route refused before its operation ran (e.g. for an audit). */
   onRefused?: (services: Services, refusal: { caller: C; kind: string; startedAt: number }) => Promise<void>;
 }
@@ -168,11 +171,11 @@ export const registeredRestRoutes = (app: FastifyInstance): readonly RestRoute<C
 /** Registers a declared REST route, and 405 for its other methods. */
 export function registerRestRoute<C extends Caller, V>(
   app: FastifyInstance,
-  deps: { services: Services; executeOperation: OperationExecutor },
+  deps: { services: Services; executeOperation: OperationExecutor; subscribeOperation: OperationSubscriber },
   route: RestRoute<C, V>,
 ) {
   registered.set(app, [...registeredRestRoutes(app), route as unknown as RestRoute<Caller>]);
-  const { services, executeOperation } = deps;
+  const { services, executeOperation, subscribeOperation } = deps;
   const { admit, onRefused } = route;
   const callerOf = (request: FastifyRequest) => request.principal as C;
 
@@ -203,6 +206,7 @@ export function registerRestRoute<C extends Caller, V>(
       const idempotencyKey = route.idempotencyHeader ? readIdempotencyKey(request, route.idempotencyHeader) : undefined;
       const input = route.method === 'GET' ? queryVariables(route.query ?? {}, request.query) : request.body;
       const { operation, variables } = route.toCall(input, caller);
+      if (operation.type === 'subscription') requireEventStream(request, operation.name, route.stream);
       const details = operation.variables.check(variables);
       if (details.length) {
         const detailPath = route.detailPath ?? ((path: string) => path);
@@ -213,13 +217,16 @@ export function registerRestRoute<C extends Caller, V>(
         );
       }
       request.restExecuting = true;
-      const { data, error } = await executeOperation(operation.document, variables, {
+      const context = {
         principal: caller,
         requestId: request.id,
         log: request.log,
         client: request.client,
         ...(idempotencyKey && { idempotencyKey }),
-      });
+      };
+      if (operation.type === 'subscription')
+        return sendStream(reply, subscribeOperation, { operation, variables, context, stream: route.stream! });
+      const { data, error } = await executeOperation(operation.document, variables, context);
       if (error) throw error;
       // The operation's root field, as the route's document selects it.
       const value = (data?.[operation.rootField] ?? null) as V;

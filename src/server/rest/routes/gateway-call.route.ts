@@ -44,5 +44,7 @@ export function gatewayCallRoute(registry: OperationRegistry): RestRoute<UserPri
     invalidMessage: 'variables are invalid.',
     respond: (value) => ({ data: value }),
     reference: gatewayReference(registry),
+    // watchNotifications: each event as `{"data": <event>}`, like a call's answer.
+    stream: { event: (value) => ({ data: value }) },
   };
 }

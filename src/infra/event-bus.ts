@@ -1,0 +1,148 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+/**
+ * Messages to named channels, heard by every instance's listeners of that channel: Redis pub/sub
+ * when configured, in process otherwise. Delivery is at most once: a message published while the
+ * bus cannot reach Redis reaches only this instance's listeners, and one published while a
+ * subscriber is disconnected never reaches it, so `onResume` tells listeners when to catch up.
+ */
+export interface EventBus {
+  publish(channel: string, message: string): Promise<void>;
+  /**
+   * Listens to `channel` until `close` is called. `ready` settles once messages published from now
+   * on are heard (Redis confirmed the subscription), or when it cannot be confirmed (it never rejects).
+   */
+  subscribe(channel: string, listener: (message: string) => void): Subscription;
+  /** Delivers to this instance's listeners of `channel` only. */
+  deliverLocally(channel: string, message: string): void;
+  /** Runs after the bus reconnected to Redis (messages may have been missed meanwhile), with the channels listened to. */
+  onResume(listener: (channels: string[]) => void): void;
+  close(): void;
+}
+
+export interface Subscription {
+  ready: Promise<void>;
+  close(): void;
+}
+
+/** Listener sets per channel: what both buses keep for this instance. */
+function localChannels() {
+  const channels = new Map<string, Set<(message: string) => void>>();
+  return {
+    channels,
+    add(channel: string, listener: (message: string) => void): boolean {
+      let listeners = channels.get(channel);
+      const first = !listeners;
+      if (!listeners) channels.set(channel, (listeners = new Set()));
+      listeners.add(listener);
+      return first;
+    },
+    /** True when the channel has no listener left. */
+    remove(channel: string, listener: (message: string) => void): boolean {
+      const listeners = channels.get(channel);
+      if (!listeners?.delete(listener) || listeners.size) return false;
+      channels.delete(channel);
+      return true;
+    },
+    deliver(channel: string, message: string) {
+      for (const listener of channels.get(channel) ?? []) listener(message);
+    },
+  };
+}
+
+export function createLocalEventBus(): EventBus {
+  const local = localChannels();
+  return {
+    async publish(channel, message) {
+      local.deliver(channel, message);
+    },
+    subscribe(channel, listener) {
+      local.add(channel, listener);
+      return { ready: Promise.resolve(), close: () => void local.remove(channel, listener) };
+    },
+    deliverLocally: local.deliver,
+    onResume() {},
+    close() {},
+  };
+}
+
+/**
+ * Publishes on the shared connection (which fails fast while Redis is down: this instance's own
+ * listeners are then told directly) and listens on a dedicated subscriber connection, as Redis
+ * requires. The subscriber reconnects by itself and re-subscribes its channels (ioredis's
+ * `autoResubscribe`); `onResume` listeners run once it is back.
+ */
+export function createRedisEventBus(url: string, publisher: Redis, log: Logger): EventBus {
+  const local = localChannels();
+  const subscriber = new Redis(url, {
+    lazyConnect: true,
+    autoResubscribe: true,
+    // Subscriptions wait for the connection rather than fail: they are re-sent when it returns.
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: null,
+    connectTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  });
+  const resumeListeners: Array<(channels: string[]) => void> = [];
+  /** Per channel listened to: settles when Redis confirmed the subscription. */
+  const confirmations = new Map<string, Promise<void>>();
+  let connectedOnce = false;
+  let lost = false;
+  subscriber.on('message', (channel: string, message: string) => local.deliver(channel, message));
+  subscriber.on('error', (error) => {
+    if (!lost) log.warn({ err: error }, 'redis subscriber unavailable; streams get events again when it returns');
+    lost = connectedOnce;
+  });
+  subscriber.on('close', () => {
+    lost = connectedOnce;
+  });
+  subscriber.on('ready', () => {
+    const resumed = lost;
+    connectedOnce = true;
+    lost = false;
+    if (!resumed) return;
+    log.info('redis subscriber restored');
+    const channels = [...local.channels.keys()];
+    for (const listener of resumeListeners) listener(channels);
+  });
+  subscriber.connect().catch(() => undefined); // retried by ioredis; reported by the 'error' handler
+
+  let publishWarned = false;
+  return {
+    async publish(channel, message) {
+      try {
+        await publisher.publish(channel, message);
+        publishWarned = false;
+      } catch (error) {
+        if (!publishWarned) log.warn({ err: error }, 'redis publish failed; delivering to this instance only');
+        publishWarned = true;
+        local.deliver(channel, message);
+      }
+    },
+    subscribe(channel, listener) {
+      if (local.add(channel, listener)) {
+        const ready = subscriber.subscribe(channel).then(
+          () => undefined,
+          () => undefined,
+        );
+        confirmations.set(channel, ready);
+      }
+      return {
+        ready: confirmations.get(channel) ?? Promise.resolve(),
+        close: () => {
+          if (!local.remove(channel, listener)) return;
+          confirmations.delete(channel);
+          subscriber.unsubscribe(channel).catch(() => undefined);
+        },
+      };
+    },
+    deliverLocally: local.deliver,
+    onResume(listener) {
+      resumeListeners.push(listener);
+    },
+    close() {
+      subscriber.disconnect();
+    },
+  };
+}

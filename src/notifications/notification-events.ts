@@ -1,0 +1,170 @@
+import type { Logger } from 'pino';
+import { AppError } from '../common/errors.js';
+import { createBoundedQueue } from '../infra/bounded-queue.js';
+import type { Sql } from '../infra/database/sql.js';
+import type { EventBus } from '../infra/event-bus.js';
+import type { StreamEndReason } from '../infra/streams.js';
+import { counterTotals, type NotificationCountsByType, type NotificationView } from './feed.data.js';
+
+declare module '../graphql/context.js' {
+  interface Services {
+    notificationEvents: NotificationEvents;
+  }
+}
+
+/** What a watcher of the feed receives (`notificationEvents`, the gateway's `watchNotifications`). */
+export interface NotificationEvent {
+  kind: 'created' | 'updated';
+  /** The badge numbers once the change committed (for the stream's type filter, if any), per type too. */
+  counts: NotificationCountsByType;
+  /** The new notification of a `created` event; null for `updated`. */
+  notification: NotificationView | null;
+  /** The notifications the change concerns (created: the one; updated: those whose state changed). */
+  notificationIds: string[];
+}
+
+/**
+ * How many events a stream may hold undelivered (a consumer reading slower than its feed
+ * changes). Past it the stream ends; its client reconnects and re-reads the counts.
+ */
+export const STREAM_BUFFER_MAX = 100;
+
+/** How long opening a stream waits for the event bus to confirm it listens (Redis may be away). */
+const SUBSCRIBE_WAIT_MS = 1000;
+
+/**
+ * More events than this from one change (a publish of many notifications for one user) reach a
+ * stream as one `updated` event with no ids: its client re-reads the first page.
+ */
+export const BURST_MAX = 50;
+
+/** The most ids an `updated` event lists (a markNotificationsRead call's most); a larger change lists none. */
+export const UPDATED_IDS_MAX = 500;
+
+/** One user's change as it travels between instances: the events and every type's counts after the commit. */
+interface ChangeMessage {
+  events: Array<Pick<NotificationEvent, 'kind' | 'notification' | 'notificationIds'>>;
+  /** unread and read count per notification type. */
+  counts: Record<string, [number, number]>;
+}
+
+const channelOf = (userId: string) => `notifications:events:${userId}`;
+
+export interface NotificationEvents {
+  /** After a publish committed: one `created` event per notification, to its owner's streams. */
+  created(notifications: ReadonlyArray<{ userId: string; notification: NotificationView }>): Promise<void>;
+  /**
+   * After a mark committed: one `updated` event with the rows whose state changed and the new
+   * counts. No ids: nothing changed, nothing is sent. `null` (a bulk change such as mark-all), or
+   * more than UPDATED_IDS_MAX ids: the event lists none (`notificationIds: []`), telling the client to re-read.
+   */
+  updated(userId: string, notificationIds: readonly string[] | null): Promise<void>;
+  /**
+   * The user's events from the moment it resolves (once the event bus confirmed it listens, or after
+   * SUBSCRIBE_WAIT_MS without a confirmation, e.g. while Redis is away), until the consumer returns the iterator or `until` aborts (with
+   * a StreamEndReason: `revoked` ends it with an `invalid_key` error). `created` events of other
+   * types than `notificationTypeFilter` are skipped; `updated` events always come, with the filter's counts.
+   */
+  subscribe(userId: string, notificationTypeFilter: string | null, until: AbortSignal): Promise<AsyncIterableIterator<NotificationEvent>>;
+}
+
+/**
+ * Delivers feed changes to the owners' open streams on every instance, through the event bus.
+ * The writers call it after their transaction committed, so a stream never hears of a row a
+ * reader could not yet see. A failure to deliver is logged and never fails the write.
+ */
+export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: Logger }): NotificationEvents {
+  const { sql, bus, log } = deps;
+
+  const countsMessage = async (userId: string): Promise<ChangeMessage['counts']> =>
+    Object.fromEntries((await counterTotals(sql, userId, null)).byType.map((c) => [c.notificationType, [c.unreadCount, c.readCount]]));
+
+  const send = async (userId: string, events: ChangeMessage['events']) => {
+    try {
+      const message: ChangeMessage = { events, counts: await countsMessage(userId) };
+      await bus.publish(channelOf(userId), JSON.stringify(message));
+    } catch (error) {
+      log.error({ err: error }, 'could not deliver notification events');
+    }
+  };
+
+  // Events published while this instance's subscriber was away are lost: each stream gets an
+  // `updated` event with the counts as they are now, so its client knows to re-read.
+  bus.onResume((channels) => {
+    for (const channel of channels) {
+      if (!channel.startsWith('notifications:events:')) continue;
+      const userId = channel.slice('notifications:events:'.length);
+      countsMessage(userId).then(
+        (counts) =>
+          bus.deliverLocally(channel, JSON.stringify({ events: [{ kind: 'updated', notification: null, notificationIds: [] }], counts })),
+        (error) => log.warn({ err: error }, 'could not re-read counts after the event bus resumed'),
+      );
+    }
+  });
+
+  return {
+    async created(notifications) {
+      const byUser = new Map<string, ChangeMessage['events']>();
+      for (const { userId, notification } of notifications) {
+        let events = byUser.get(userId);
+        if (!events) byUser.set(userId, (events = []));
+        events.push({ kind: 'created', notification, notificationIds: [notification.id] });
+      }
+      await Promise.all([...byUser].map(([userId, events]) => send(userId, events)));
+    },
+
+    async updated(userId, notificationIds) {
+      if (notificationIds?.length === 0) return;
+      const listed = notificationIds && notificationIds.length <= UPDATED_IDS_MAX ? [...notificationIds] : [];
+      await send(userId, [{ kind: 'updated', notification: null, notificationIds: listed }]);
+    },
+
+    async subscribe(userId, notificationTypeFilter, until) {
+      let unsubscribe = () => {};
+      const onEnd = () => {
+        const reason = until.reason as StreamEndReason;
+        // The response is over: let go of everything at once, whether or not the iterator was consumed.
+        if (reason === 'released') void queue.return();
+        else if (reason === 'revoked') queue.fail(new AppError('invalid_key', 'The key was revoked; the stream has ended.'));
+        else queue.end();
+      };
+      const queue = createBoundedQueue<NotificationEvent>(STREAM_BUFFER_MAX, () => {
+        unsubscribe();
+        until.removeEventListener('abort', onEnd);
+      });
+      // As getNotificationCounts answers: the filter's totals, and one entry per type with rows, sorted.
+      const countsFor = (counts: ChangeMessage['counts']): NotificationCountsByType => {
+        const result: NotificationCountsByType = { unreadCount: 0, readCount: 0, byType: [] };
+        for (const notificationType of Object.keys(counts).sort()) {
+          if (notificationTypeFilter !== null && notificationType !== notificationTypeFilter) continue;
+          const [unreadCount, readCount] = counts[notificationType];
+          result.unreadCount += unreadCount;
+          result.readCount += readCount;
+          if (unreadCount !== 0 || readCount !== 0) result.byType.push({ notificationType, unreadCount, readCount });
+        }
+        return result;
+      };
+      const subscription = bus.subscribe(channelOf(userId), (raw) => {
+        const message = JSON.parse(raw) as ChangeMessage;
+        const counts = countsFor(message.counts);
+        let events = message.events.filter(
+          (event) =>
+            event.kind !== 'created' || notificationTypeFilter === null || event.notification?.notificationType === notificationTypeFilter,
+        );
+        // A bulk publish (a backfill) is one event saying "re-read", not hundreds in a burst.
+        if (events.length > BURST_MAX) events = [{ kind: 'updated', notification: null, notificationIds: [] }];
+        for (const event of events) {
+          // A consumer this far behind is ended at once (what it missed is dropped) rather than buffered for.
+          if (!queue.push({ ...event, counts })) return void queue.return();
+        }
+      });
+      unsubscribe = subscription.close;
+      until.addEventListener('abort', onEnd, { once: true });
+      if (until.aborted) onEnd();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([subscription.ready, new Promise((resolve) => (timer = setTimeout(resolve, SUBSCRIBE_WAIT_MS)))]);
+      clearTimeout(timer);
+      return queue;
+    },
+  };
+}

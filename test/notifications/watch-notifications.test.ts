@@ -1,0 +1,338 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
+import { openStream, type SseStream } from '../support/sse-client.js';
+
+/**
+ * `watchNotifications` (gateway) and `notificationEvents` (/graphql): feed changes pushed as
+ * Server-Sent Events, over real HTTP against one service (PostgreSQL and Redis when configured,
+ * else the embedded database and the in-process event bus). Across processes, Redis restarts and
+ * shutdown: test/processes/notification-streams.test.ts.
+ */
+
+let service: TestService;
+const open: SseStream[] = [];
+beforeAll(async () => {
+  service = await startService();
+});
+afterAll(async () => {
+  for (const stream of open) stream.close();
+  await service?.close();
+});
+
+const SUBSCRIPTION = `subscription($t: String) { notificationEvents(notificationTypeFilter: $t) {
+  kind counts { unreadCount readCount } notification { id notificationType title isSeen createdAt } notificationIds } }`;
+
+async function watch(user: Provisioned, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  const stream = await openStream(`${service.baseUrl}/api/v1/call`, {
+    headers: { authorization: `Bearer ${user.key}`, accept: 'text/event-stream', ...headers },
+    body: { operationId: 'watchNotifications', variables },
+  });
+  open.push(stream);
+  return stream;
+}
+
+async function watchGraphql(user: Provisioned, variables: Record<string, unknown> = {}) {
+  const stream = await openStream(`${service.baseUrl}/graphql`, {
+    headers: { authorization: `Bearer ${user.key}`, accept: 'text/event-stream' },
+    body: { query: SUBSCRIPTION, variables },
+  });
+  open.push(stream);
+  return stream;
+}
+
+describe('watchNotifications through the gateway', () => {
+  it('needs Accept: text/event-stream (422 naming the header)', async () => {
+    const user = await service.provision();
+    const result = await service.call(user.key, { operationId: 'watchNotifications', variables: {} });
+    expect(result.status).toBe(422);
+    expect(result.body.error.code).toBe('invalid_request');
+    expect(result.body.error.message).toContain('Accept: text/event-stream');
+    expect(result.body.error.details).toEqual([{ path: 'Accept', message: 'must be text/event-stream' }]);
+  });
+
+  it('checks credential, scope and variables before opening, and counts the open against the window', async () => {
+    const writer = await service.provision({ scopes: ['WRITE'] });
+    const denied = await watch(writer);
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.code).toBe('insufficient_scope');
+    const anonymous = await openStream(`${service.baseUrl}/api/v1/call`, {
+      headers: { accept: 'text/event-stream' },
+      body: { operationId: 'watchNotifications' },
+    });
+    expect(anonymous.status).toBe(401);
+    const user = await service.provision();
+    const bad = await watch(user, { notificationTypeFilter: 5 });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.details[0].path).toBe('variables.notificationTypeFilter');
+    const unknown = await watch(user, { since: 'now' });
+    expect(unknown.status).toBe(422);
+
+    const stream = await watch(user);
+    expect(stream.status).toBe(200);
+    expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
+    expect(Number(stream.headers['x-ratelimit-remaining'])).toBeGreaterThanOrEqual(0);
+    const after = await service.call(user.key, { operationId: 'getNotificationCounts' });
+    // bad, unknown, the stream and this call: four points of the window
+    expect(Number(stream.headers['x-ratelimit-remaining']) - Number(after.headers.get('x-ratelimit-remaining'))).toBe(1);
+    stream.close();
+  });
+
+  it('pushes a created event within 1 s of a publish, with the counts after it', async () => {
+    const user = await service.provision();
+    await publish(service, user.userId, [{ title: 'before' }]);
+    const stream = await watch(user);
+    const started = performance.now();
+    const [id] = await publish(service, user.userId, [{ title: 'pushed', notificationType: 'task_overdue' }]);
+    const event = await stream.next(() => true, 1000);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(event).toEqual({
+      data: {
+        kind: 'created',
+        counts: { unreadCount: 2, readCount: 0 },
+        notification: expect.objectContaining({ id, notificationType: 'task_overdue', title: 'pushed', isSeen: false, seenAt: null }),
+        notificationIds: [id],
+      },
+    });
+    // The same Notification as listNotifications returns.
+    const listed = await service.call(user.key, { operationId: 'listNotifications', variables: { limit: 1 } });
+    expect(event.data.notification).toEqual(listed.body.data.notifications[0]);
+    stream.close();
+  });
+
+  it('pushes an updated event with the changed ids and new counts when a mark goes through the gateway', async () => {
+    const user = await service.provision();
+    const ids = await publish(service, user.userId, [{ title: 'a' }, { title: 'b' }, { title: 'c' }]);
+    const stream = await watch(user);
+    const mark = await service.call(user.key, {
+      operationId: 'markNotificationsRead',
+      variables: { notificationIds: [ids[0], ids[1], '00000000-0000-4000-8000-000000000000'], isSeen: true },
+    });
+    expect(mark.body.data).toEqual({ success: true, updatedCount: 2 });
+    const event = await stream.next(() => true, 1000);
+    expect(event.data.kind).toBe('updated');
+    expect(event.data.notification).toBeNull();
+    expect([...event.data.notificationIds].sort()).toEqual([ids[0], ids[1]].sort());
+    expect(event.data.counts).toEqual({ unreadCount: 1, readCount: 2 });
+    // A mark that changes nothing sends nothing.
+    await service.call(user.key, { operationId: 'markNotificationsRead', variables: { notificationIds: [ids[0]], isSeen: true } });
+    await service.call(user.key, { operationId: 'markNotificationsRead', variables: { notificationIds: [ids[2]], isSeen: true } });
+    const next = await stream.next((d) => d.data.notificationIds[0] === ids[2], 1000);
+    expect(next.data.counts).toEqual({ unreadCount: 0, readCount: 3 });
+    expect(stream.events.filter((e) => e.event === 'next')).toHaveLength(2);
+    stream.close();
+  });
+
+  it("delivers to the owner's streams only", async () => {
+    const [owner, other] = await Promise.all([service.provision(), service.provision()]);
+    const [mine, theirs] = await Promise.all([watch(owner), watch(other)]);
+    await publish(service, owner.userId, [{ title: 'private' }]);
+    await mine.next(() => true, 1000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(theirs.events.filter((e) => e.event === 'next')).toEqual([]);
+    mine.close();
+    theirs.close();
+  });
+
+  it('sends a small batch as one created event each, and a bulk publish as one updated event saying re-read', async () => {
+    const user = await service.provision();
+    const stream = await watch(user);
+    const batch = await publish(
+      service,
+      user.userId,
+      Array.from({ length: 3 }, (_, i) => ({ title: `batch ${i}` })),
+    );
+    await stream.next((d) => d.data.notificationIds[0] === batch[2], 1000);
+    expect(stream.events.filter((e) => e.event === 'next').map((e) => JSON.parse(e.data).data.notificationIds[0])).toEqual(batch);
+    await publish(
+      service,
+      user.userId,
+      Array.from({ length: 60 }, (_, i) => ({ title: `bulk ${i}` })),
+    );
+    const bulk = await stream.next((d) => d.data.kind === 'updated', 1000);
+    expect(bulk.data).toEqual({ kind: 'updated', notification: null, notificationIds: [], counts: { unreadCount: 63, readCount: 0 } });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(stream.events.filter((e) => e.event === 'next')).toHaveLength(4);
+    stream.close();
+  });
+
+  it('offers writers of bulk changes an updated event without ids (what mark-all calls after its commit)', async () => {
+    const user = await service.provision();
+    await publish(service, user.userId, [{ title: 'one' }]);
+    const stream = await watch(user);
+    const events = service.app.services.notificationEvents;
+    await events.updated(user.userId, []);
+    await events.updated(user.userId, null);
+    const bulk = await stream.next(() => true, 1000);
+    const bulkAt = stream.events.findIndex((e) => e.event === 'next');
+    expect(bulk.data).toEqual({ kind: 'updated', notification: null, notificationIds: [], counts: { unreadCount: 1, readCount: 0 } });
+    await events.updated(
+      user.userId,
+      Array.from({ length: 501 }, () => randomUUID()),
+    );
+    const large = await stream.next((d) => d.data.kind === 'updated', 1000, bulkAt + 1);
+    expect(large.data.notificationIds).toEqual([]);
+    stream.close();
+  });
+
+  it('applies notificationTypeFilter to created events and its counts to every event', async () => {
+    const user = await service.provision();
+    await publish(service, user.userId, [{ notificationType: 'task_overdue' }, { notificationType: 'deal_created' }]);
+    const stream = await watch(user, { notificationTypeFilter: 'task_overdue' });
+    const [dealId] = await publish(service, user.userId, [{ notificationType: 'deal_created' }]);
+    const [taskId] = await publish(service, user.userId, [{ notificationType: 'task_overdue' }]);
+    const created = await stream.next(() => true, 1000);
+    expect(created.data.notificationIds).toEqual([taskId]);
+    expect(created.data.counts).toEqual({ unreadCount: 2, readCount: 0 });
+    // Marking a row of another type: an updated event, the filter's counts unchanged.
+    await service.call(user.key, { operationId: 'markNotificationsRead', variables: { notificationIds: [dealId], isSeen: true } });
+    const updated = await stream.next((d) => d.data.kind === 'updated', 1000);
+    expect(updated.data).toMatchObject({ notificationIds: [dealId], counts: { unreadCount: 2, readCount: 0 } });
+    expect(stream.events.filter((e) => e.event === 'next')).toHaveLength(2);
+    stream.close();
+  });
+
+  it('allows STREAM_MAX_PER_KEY (5) open streams per key; the sixth is 429 concurrency_limit until one closes', async () => {
+    const user = await service.provision();
+    const streams = await Promise.all(Array.from({ length: 5 }, () => watch(user)));
+    expect(streams.map((s) => s.status)).toEqual([200, 200, 200, 200, 200]);
+    const sixth = await watch(user);
+    expect(sixth.status).toBe(429);
+    expect(sixth.body.error.code).toBe('concurrency_limit');
+    expect(sixth.headers['retry-after']).toBe('1');
+    const viaGraphql = await watchGraphql(user);
+    expect(viaGraphql.status).toBe(429);
+    expect(viaGraphql.body.errors[0].extensions.code).toBe('RATE_LIMITED');
+    expect(viaGraphql.headers['retry-after']).toBe('1');
+    // Another key of the same user has its own slots.
+    const secondKey = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { secret } }`, {
+      u: user.userId,
+    });
+    const other = await watch({ ...user, key: secondKey.body.data.createApiKey.secret });
+    expect(other.status).toBe(200);
+    // A client that goes away frees its slot.
+    streams[0].close();
+    await expectEventually(async () => (await watch(user)).status === 200);
+    for (const s of streams) s.close();
+  });
+
+  it("ends a revoked key's stream within 5 s, with a last event saying why", async () => {
+    const user = await service.provision();
+    const stream = await watch(user);
+    const revoked = performance.now();
+    await service.graphql(`mutation($id: ID!) { revokeApiKey(id: $id) }`, { id: user.keyId });
+    await stream.ended;
+    expect(performance.now() - revoked).toBeLessThan(5000);
+    const last = stream.events.slice(-2);
+    expect(last[0].event).toBe('next');
+    expect(JSON.parse(last[0].data).error.code).toBe('invalid_key');
+    expect(last[1]).toMatchObject({ event: 'complete', data: '' });
+  });
+});
+
+describe('notificationEvents on /graphql', () => {
+  it('streams GraphQL results over SSE', async () => {
+    const user = await service.provision();
+    const stream = await watchGraphql(user);
+    expect(stream.status).toBe(200);
+    expect(stream.comments.length).toBeGreaterThanOrEqual(1);
+    const [id] = await publish(service, user.userId, [{ title: 'over graphql' }]);
+    const event = await stream.next(() => true, 1000);
+    expect(event).toEqual({
+      data: {
+        notificationEvents: {
+          kind: 'created',
+          counts: { unreadCount: 1, readCount: 0 },
+          notification: expect.objectContaining({ id, title: 'over graphql' }),
+          notificationIds: [id],
+        },
+      },
+    });
+    stream.close();
+  });
+
+  it('answers a subscription asked for as JSON with 406 naming the header, and keeps no slot for it', async () => {
+    const user = await service.provision();
+    for (let i = 0; i < 6; i++) {
+      const result = await service.request('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${user.key}` },
+        body: JSON.stringify({ query: SUBSCRIPTION }),
+      });
+      expect(result.status).toBe(406);
+      expect(result.body.errors[0].message).toContain('Accept: text/event-stream');
+    }
+    // Six refused opens held nothing: all five slots of the key are free.
+    const streams = await Promise.all(Array.from({ length: 5 }, () => watchGraphql(user)));
+    expect(streams.map((s) => s.status)).toEqual([200, 200, 200, 200, 200]);
+    for (const s of streams) s.close();
+  });
+
+  it('refuses the platform token and keys without READ', async () => {
+    const writer = await service.provision({ scopes: ['WRITE'] });
+    const denied = await watchGraphql(writer);
+    expect(denied.status).toBe(403);
+    expect(denied.body.errors[0].extensions.code).toBe('FORBIDDEN');
+    const platform = await openStream(`${service.baseUrl}/graphql`, {
+      headers: { authorization: `Bearer ${service.platformToken}`, accept: 'text/event-stream' },
+      body: { query: SUBSCRIPTION },
+    });
+    expect(platform.status).toBe(403);
+  });
+});
+
+describe('discovery and metrics', () => {
+  it('lists watchNotifications as a subscription with its event schema as result', async () => {
+    const result = await service.request('/api/v1/operations/watchNotifications');
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({ operationId: 'watchNotifications', scope: 'READ', type: 'subscription' });
+    expect(result.body.result.properties.kind).toEqual({ type: 'string', enum: ['created', 'updated'] });
+    expect(Object.keys(result.body.result.properties).sort()).toEqual(['counts', 'kind', 'notification', 'notificationIds']);
+  });
+
+  it('counts open streams in crm_sse_open_streams', async () => {
+    const user = await service.provision();
+    const gauge = async () => {
+      const text = (await service.request('/metrics', { headers: { authorization: `Bearer ${service.platformToken}` } })).text;
+      return Number(/^crm_sse_open_streams (\d+)$/m.exec(text)?.[1]);
+    };
+    const before = await gauge();
+    const streams = await Promise.all([watch(user), watch(user)]);
+    expect(await gauge()).toBe(before + 2);
+    for (const s of streams) s.close();
+    await expectEventually(async () => (await gauge()) === before);
+  });
+});
+
+async function expectEventually(check: () => Promise<boolean>, timeoutMs = 3000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('an instance of its own', () => {
+  it('caps open streams in all at STREAM_MAX_TOTAL, and ends every stream with complete when it closes', async () => {
+    const small = await startService({ STREAM_MAX_TOTAL: '2' });
+    try {
+      const [first, second] = await Promise.all([small.provision(), small.provision()]);
+      const open = (user: Provisioned) =>
+        openStream(`${small.baseUrl}/api/v1/call`, {
+          headers: { authorization: `Bearer ${user.key}`, accept: 'text/event-stream' },
+          body: { operationId: 'watchNotifications' },
+        });
+      const streams = [await open(first), await open(second)];
+      expect(streams.map((s) => s.status)).toEqual([200, 200]);
+      const third = await open(first);
+      expect(third.status).toBe(429);
+      expect(third.body.error.code).toBe('concurrency_limit');
+      const closing = small.close();
+      await Promise.all(streams.map((s) => s.ended));
+      await closing;
+      for (const s of streams) expect(s.events.at(-1)).toMatchObject({ event: 'complete' });
+    } finally {
+      await small.close().catch(() => undefined);
+    }
+  });
+});
