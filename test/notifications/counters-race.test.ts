@@ -225,3 +225,28 @@ it('answers 200 to every request and keeps counts exact when large marks by id, 
     })),
   ).toEqual(byType);
 });
+
+it('keeps counts exact when notifications are deleted, and a user who has notifications can be deleted', async () => {
+  const user = await service.provision({ scopes: ['READ', 'WRITE'] });
+  const ids = await publish(
+    service,
+    user.userId,
+    TYPES.flatMap((notificationType) => [0, 1, 2].map((i) => ({ notificationType, title: `${notificationType} ${i}` }))),
+  );
+  await mark(user, ids.slice(0, 4), true);
+  // Deletes by the trigger's delete branch: one of each state, in two types, in one statement.
+  await service.sql('delete from notifications where id = any(?::uuid[])', [`{${[ids[0], ids[5], ids[7]].join(',')}}`]);
+  const counts = await service.call(user.key, { operationId: 'getNotificationCounts' });
+  const rows = await service.sql<{ is_seen: boolean }>('select is_seen from notifications where user_id = ?', [user.userId]);
+  expect(counts.body.data).toMatchObject({
+    unreadCount: rows.filter((r) => !r.is_seen).length,
+    readCount: rows.filter((r) => r.is_seen).length,
+  });
+  expect(counts.body.data.unreadCount + counts.body.data.readCount).toBe(ids.length - 3);
+
+  // A user's cascade deletes its notifications and its counter rows together.
+  await service.sql('delete from api_keys where user_id = ?', [user.userId]);
+  await service.sql('delete from users where id = ?', [user.userId]);
+  expect(await service.sql('select 1 from notifications where user_id = ?', [user.userId])).toEqual([]);
+  expect(await service.sql('select 1 from notification_counters where user_id = ?', [user.userId])).toEqual([]);
+});
