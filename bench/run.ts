@@ -23,7 +23,7 @@ import { runLoad, type RunResult } from './lib/load.js';
 import { render, type Row, type StartupResult } from './lib/report.js';
 import { buildService, memoryOf, ROOT, startServer, type Server } from './lib/servers.js';
 import { buildScenarios, loadFixture, verifyScenario, type Scenario, type ServerKind } from './scenarios.js';
-import { measureStreams, STREAM_SCENARIO, type StreamResult } from './streams.js';
+import { FULL_STREAMS, measureStreams, QUICK_STREAMS, STREAM_SCENARIO, type StreamResult } from './streams.js';
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(`--${name}`);
@@ -99,7 +99,8 @@ async function main() {
 
     const scenarios = buildScenarios(fixture, CONNECTIONS).filter((s) => !only || only.includes(s.id));
     for (const scenario of scenarios) rows.push(...(await measure(scenario, servers as Record<ServerKind, Server>, urls)));
-    if (!only || only.includes(STREAM_SCENARIO)) streams = await measureStreams(servers.service, fixture, PLATFORM_TOKEN);
+    if (!only || only.includes(STREAM_SCENARIO))
+      streams = await measureStreams(servers.service, fixture, PLATFORM_TOKEN, quick ? QUICK_STREAMS : FULL_STREAMS);
     counts = await checkCounts(url, urls.service, fixture);
     log(`counts: ${counts.summary}`);
     if (scenarios.some((s) => s.id === 'markAll')) await restoreReadState(url);

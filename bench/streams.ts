@@ -1,11 +1,10 @@
 /**
- * The `watch` scenario: `STREAMS` watchNotifications streams open on one service instance (one
+ * The `watch` scenario: `size.streams` watchNotifications streams open on one service instance (one
  * per user, through the gateway), then notifications published one at a time through the
  * platform's `publishNotifications`, each to a random one of those users: the time from sending
  * the publish to its event arriving on that user's stream (p50, p99), and the instance's RSS
  * before and with the streams open. The published rows (title `bench-stream-event`) stay: 300 per
- * run among 1,000 users of a million-row feed (deleting notifications fails on the counter trigger
- * as it stands, see the README of bench/).
+ * full run among 1,000 users of a million-row feed.
  */
 import { openStream, type SseStream } from '../test/support/sse-client.js';
 import { log, median, prng, sleep } from './lib/common.js';
@@ -13,8 +12,9 @@ import { memoryOf, type Server } from './lib/servers.js';
 import type { Fixture } from './scenarios.js';
 
 export const STREAM_SCENARIO = 'watch';
-const STREAMS = 1000;
-const PUBLISHES = 300;
+/** The full run's size (the issue's target is stated for 1,000 streams); --quick only keeps the harness working. */
+export const FULL_STREAMS = { streams: 1000, publishes: 300 };
+export const QUICK_STREAMS = { streams: 100, publishes: 30 };
 const TITLE = 'bench-stream-event';
 
 export interface StreamResult {
@@ -31,9 +31,14 @@ export interface StreamResult {
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 
-export async function measureStreams(service: Server, fixture: Fixture, platformToken: string): Promise<StreamResult> {
-  const users = fixture.typical.slice(0, STREAMS);
-  if (users.length < STREAMS) throw new Error(`watch: the fixture has ${users.length} typical users, ${STREAMS} needed`);
+export async function measureStreams(
+  service: Server,
+  fixture: Fixture,
+  platformToken: string,
+  size: { streams: number; publishes: number } = FULL_STREAMS,
+): Promise<StreamResult> {
+  const users = fixture.typical.slice(0, size.streams);
+  if (users.length < size.streams) throw new Error(`watch: the fixture has ${users.length} typical users, ${size.streams} needed`);
   const rssBefore = memoryOf(service.pid).rss;
   const streams: SseStream[] = [];
   try {
@@ -58,7 +63,7 @@ export async function measureStreams(service: Server, fixture: Fixture, platform
     const random = prng(0x5eed);
     const latencies: number[] = [];
     let missed = 0;
-    for (let n = 0; n < PUBLISHES; n++) {
+    for (let n = 0; n < size.publishes; n++) {
       const i = Math.floor(random() * users.length);
       const from = streams[i].events.length;
       const sent = performance.now();
@@ -85,7 +90,7 @@ export async function measureStreams(service: Server, fixture: Fixture, platform
     latencies.sort((x, y) => x - y);
     return {
       streams: streams.length,
-      publishes: PUBLISHES,
+      publishes: size.publishes,
       p50: median(latencies),
       p99: percentile(latencies, 99),
       max: latencies.at(-1) ?? Number.NaN,
