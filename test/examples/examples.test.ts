@@ -185,7 +185,7 @@ describe('watching the feed', () => {
   it('stops quietly on SIGINT', async () => {
     const user = await service.provision();
     const run = await runExample(['examples/watch-notifications.ts'], { GATEWAY_KEY: user.key }, (stdout, child) => {
-      if (stdout.includes('watching…')) child.kill('SIGINT');
+      if (!child.killed && stdout.includes('watching…')) child.kill('SIGINT');
     });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
