@@ -52,8 +52,16 @@ export function optionsFromEnv(keyVariable: 'GATEWAY_KEY' | 'SKIPTRACE_KEY'): Cl
   return { apiUrl: (process.env.API_URL ?? 'http://localhost:4000').replace(/\/+$/, ''), key };
 }
 
-/** The error body `{"error": {...}}` (of a response, or of a stream's last event) as an `ApiError`. */
-function apiError(status: number, headers: Headers, error: any, fallbackMessage: string): ApiError {
+/** What `{"error": {...}}` holds. */
+interface ErrorBody {
+  code?: string;
+  message?: string;
+  details?: Array<{ path: string; message: string }>;
+  requestId?: string;
+}
+
+/** The error body (of a response, or of a stream's last event) as an `ApiError`. */
+function apiError(status: number, headers: Headers, error: ErrorBody | undefined, fallbackMessage: string): ApiError {
   const retryAfter = headers.get('retry-after');
   return new ApiError(
     status,
@@ -150,7 +158,8 @@ export function gatewayClient(options: ClientOptions) {
      * to the stream's events, each the operation's `data`. The iteration ends when the service ends the
      * stream (`event: complete`) or `signal` aborts; an error event (`{"error": {...}}`, e.g.
      * `invalid_key` once the key is revoked) throws its `ApiError`. Stopping the loop closes the stream.
-     * Events are not replayed: after reopening, re-read what the events would have told you.
+     * Events are not replayed: after reopening, re-read what the events would have told you. Until
+     * its iteration starts, the stream stays open: abort `signal` to close one never iterated.
      */
     async watch<Id extends GatewayStreamOperationId>(
       operationId: Id,
