@@ -2,7 +2,8 @@
  * A graphql-codegen plugin: the map from each gateway operationId to the types of its variables and
  * of its `data` (the operation's root field, which is what `POST /api/v1/call` answers), written
  * after the `typescript` and `typescript-operations` plugins' output, whose type names it uses
- * (`<OperationName>Query` / `<OperationName>QueryVariables`, the name's first letter upper-cased).
+ * (`<OperationName>Query` / `<OperationName>QueryVariables`, the name's first letter upper-cased), and its
+ * kind (`operation`: a subscription is answered as a stream, never as one JSON body).
  */
 const SUFFIX = { query: 'Query', mutation: 'Mutation', subscription: 'Subscription' };
 
@@ -17,7 +18,9 @@ export const plugin = (_schema, documents, config) => {
       const root = definition.selectionSet.selections.find((selection) => selection.kind === 'Field');
       const rootKey = (root.alias ?? root.name).value;
       const typeName = `${name[0].toUpperCase()}${name.slice(1)}${SUFFIX[definition.operation]}`;
-      entries.push(`  ${name}: { variables: ${typeName}Variables; data: ${typeName}['${rootKey}'] };`);
+      entries.push(
+        `  ${name}: { operation: '${definition.operation}'; variables: ${typeName}Variables; data: ${typeName}['${rootKey}'] };`,
+      );
     }
   }
   entries.sort();
@@ -29,6 +32,8 @@ export const plugin = (_schema, documents, config) => {
     '}',
     '',
     'export type GatewayOperationId = keyof GatewayOperations;',
+    '/** The operationIds answered as Server-Sent Events (subscriptions). */',
+    "export type GatewayStreamOperationId = { [Id in GatewayOperationId]: GatewayOperations[Id]['operation'] extends 'subscription' ? Id : never }[GatewayOperationId];",
     '',
   ].join('\n');
 };

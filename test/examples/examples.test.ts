@@ -3,7 +3,7 @@
  * Python one) against the service over HTTP, configured only by API_URL and a key in the
  * environment, and does what its header says.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,9 +22,13 @@ interface Run {
 
 /**
  * Runs an example to its end (asynchronously: the service answering it lives in this process).
- * `onOutput` sees stdout as it grows, to act between the example's steps.
+ * `onOutput` sees stdout as it grows, to act between the example's steps (or signal the process).
  */
-function runExample(command: string[], env: Record<string, string>, onOutput?: (stdout: string) => void): Promise<Run> {
+function runExample(
+  command: string[],
+  env: Record<string, string>,
+  onOutput?: (stdout: string, child: ChildProcess) => void,
+): Promise<Run> {
   const [program, ...args] = command[0].endsWith('.py') ? ['python3', ...command] : [process.execPath, '--import', 'tsx', ...command];
   const child = spawn(program, args, {
     env: { PATH: process.env.PATH, API_URL: service.baseUrl, ...env },
@@ -34,7 +38,7 @@ function runExample(command: string[], env: Record<string, string>, onOutput?: (
   let stderr = '';
   child.stdout.on('data', (chunk) => {
     stdout += chunk;
-    onOutput?.(stdout);
+    onOutput?.(stdout, child);
   });
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
@@ -154,6 +158,59 @@ describe('marking everything read', () => {
     const all = await runExample(['examples/mark-all-read.ts'], { GATEWAY_KEY: user.key });
     expect(all.code).toBe(0);
     expect(all.stdout.split('\n').filter(Boolean)).toEqual(['marked 1 read', 'now 0 unread, 3 read']);
+  });
+});
+
+describe('watching the feed', () => {
+  it('prints a created and an updated event as they happen, then stops after WATCH_EVENTS', async () => {
+    const user = await service.provision({ scopes: ['READ', 'WRITE'] });
+    await publish(service, user.userId, [{ title: 'Before watching' }]);
+    let changes: Promise<string> | undefined;
+    const run = await runExample(['examples/watch-notifications.ts'], { GATEWAY_KEY: user.key, WATCH_EVENTS: '2' }, (stdout) => {
+      // Only once the stream is open: events are not replayed.
+      if (!changes && stdout.includes('watching…'))
+        changes = (async () => {
+          const [id] = await publish(service, user.userId, [{ title: 'Watched one' }]);
+          const marked = await service.call(user.key, { operationId: 'markAllNotificationsRead', variables: { isSeen: true } });
+          expect(marked.body.data.updatedCount).toBe(2);
+          return id;
+        })();
+    });
+    const id = await changes;
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout.split('\n').filter(Boolean)).toEqual(['watching…', `created ${id} Watched one`, 'updated 2 ids, 0 unread']);
+  });
+
+  it('stops quietly on SIGINT', async () => {
+    const user = await service.provision();
+    const run = await runExample(['examples/watch-notifications.ts'], { GATEWAY_KEY: user.key }, (stdout, child) => {
+      if (!child.killed && stdout.includes('watching…')) child.kill('SIGINT');
+    });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout.split('\n').filter(Boolean)).toEqual(['watching…']);
+  });
+
+  it('ends with the invalid_key error once its key is revoked', async () => {
+    const user = await service.provision();
+    let revoked: Promise<unknown> | undefined;
+    const run = await runExample(['examples/watch-notifications.ts'], { GATEWAY_KEY: user.key }, (stdout) => {
+      if (!revoked && stdout.includes('watching…'))
+        revoked = service.graphql(`mutation($id: ID!) { revokeApiKey(id: $id) }`, { id: user.keyId });
+    });
+    await revoked;
+    expect(run.stdout.split('\n').filter(Boolean)).toEqual(['watching…']);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(/200 invalid_key: The key was revoked; the stream has ended\. \(request [A-Za-z0-9-]+\)/);
+  });
+
+  it('reports a refused open (a key without READ) as its error', async () => {
+    const writer = await service.provision({ scopes: ['WRITE'] });
+    const run = await runExample(['examples/watch-notifications.ts'], { GATEWAY_KEY: writer.key });
+    expect(run.stdout).toBe('');
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(/403 insufficient_scope: .* \(request [A-Za-z0-9-]+\)/);
   });
 });
 

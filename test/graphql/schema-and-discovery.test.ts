@@ -31,12 +31,12 @@ describe('checked-in artifacts', () => {
     const outputs = await generate({ ...codegenConfig, silent: true, cwd: new URL('../..', import.meta.url).pathname }, false);
     const types = outputs.find((o: { filename: string }) => o.filename.endsWith(CLIENT_TYPES));
     expect(types.content).toBe(readFileSync(new URL(`../../${CLIENT_TYPES}`, import.meta.url), 'utf8'));
-    // Every published operation has its entry in the operation map.
+    // Every published operation has its entry in the operation map, with its kind.
     for (const document of Object.values<string>(
       JSON.parse(readFileSync(new URL('../../src/server/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8')),
     )) {
-      const name = /(?:query|mutation|subscription) (\w+)/.exec(document)![1];
-      expect(types.content).toMatch(new RegExp(`^  ${name}: \\{ variables: `, 'm'));
+      const [, kind, name] = /(query|mutation|subscription) (\w+)/.exec(document)!;
+      expect(types.content).toMatch(new RegExp(`^  ${name}: \\{ operation: '${kind}'; variables: `, 'm'));
     }
   });
 });

@@ -175,6 +175,51 @@ describe('watchNotifications through the gateway', () => {
     stream.close();
   });
 
+  it('pushes one updated event after markAllNotificationsRead, with the changed ids and the counts it left', async () => {
+    const user = await service.provision({ scopes: ['READ', 'WRITE'] });
+    const ids = await publish(service, user.userId, [{ title: 'a' }, { title: 'b' }, { title: 'c' }]);
+    await service.call(user.key, { operationId: 'markNotificationsRead', variables: { notificationIds: [ids[0]], isSeen: true } });
+    const stream = await watch(user);
+    const marked = await service.call(user.key, { operationId: 'markAllNotificationsRead', variables: { isSeen: true } });
+    expect(marked.body.data.updatedCount).toBe(2);
+    const event = await stream.next(() => true, 1000);
+    const counts = (await service.call(user.key, { operationId: 'getNotificationCounts' })).body.data;
+    expect(event.data.kind).toBe('updated');
+    expect(event.data.notification).toBeNull();
+    expect([...event.data.notificationIds].sort()).toEqual([ids[1], ids[2]].sort());
+    expect(event.data.counts).toEqual({ unreadCount: counts.unreadCount, readCount: counts.readCount });
+    expect(event.data.counts).toEqual({ unreadCount: 0, readCount: 3 });
+
+    // Marking all read again changes nothing: nothing is sent, and the next change's event comes next.
+    const again = await service.call(user.key, { operationId: 'markAllNotificationsRead', variables: { isSeen: true } });
+    expect(again.body.data.updatedCount).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(stream.events.filter((e) => e.event === 'next')).toHaveLength(1);
+    const [later] = await publish(service, user.userId, [{ title: 'later' }]);
+    const next = await stream.next((d) => d.data.kind === 'created', 1000);
+    expect(next.data.notificationIds).toEqual([later]);
+    expect(stream.events.filter((e) => e.event === 'next').map((e) => JSON.parse(e.data).data.kind)).toEqual(['updated', 'created']);
+    stream.close();
+  });
+
+  it('lists no ids when markAllNotificationsRead changes more than 500 rows: one updated event, the counts it left', async () => {
+    const user = await service.provision({ scopes: ['READ', 'WRITE'] });
+    // More than 50 rows for one user reach open streams as one bulk event: publish before opening.
+    await publish(
+      service,
+      user.userId,
+      Array.from({ length: 501 }, (_, i) => ({ title: `many ${i}` })),
+    );
+    const stream = await watch(user);
+    const marked = await service.call(user.key, { operationId: 'markAllNotificationsRead', variables: { isSeen: true } });
+    expect(marked.body.data.updatedCount).toBe(501);
+    const event = await stream.next(() => true, 2000);
+    expect(event.data).toEqual({ kind: 'updated', notification: null, notificationIds: [], counts: { unreadCount: 0, readCount: 501 } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(stream.events.filter((e) => e.event === 'next')).toHaveLength(1);
+    stream.close();
+  });
+
   it('applies notificationTypeFilter to created events and its counts to every event', async () => {
     const user = await service.provision();
     await publish(service, user.userId, [{ notificationType: 'task_overdue' }, { notificationType: 'deal_created' }]);

@@ -124,13 +124,15 @@ export type WatchNotificationsSubscription = { notificationEvents: { kind: Notif
 
 /** Each gateway operationId: its `variables` and the `data` that `POST /api/v1/call` answers with. */
 export interface GatewayOperations {
-  getAvailableNotificationTypes: { variables: GetAvailableNotificationTypesQueryVariables; data: GetAvailableNotificationTypesQuery['availableNotificationTypes'] };
-  getNotificationCounts: { variables: GetNotificationCountsQueryVariables; data: GetNotificationCountsQuery['notificationCounts'] };
-  listNotifications: { variables: ListNotificationsQueryVariables; data: ListNotificationsQuery['notifications'] };
-  markAllNotificationsRead: { variables: MarkAllNotificationsReadMutationVariables; data: MarkAllNotificationsReadMutation['markAllNotificationsRead'] };
-  markNotificationsRead: { variables: MarkNotificationsReadMutationVariables; data: MarkNotificationsReadMutation['markNotificationsRead'] };
-  viewer: { variables: ViewerQueryVariables; data: ViewerQuery['viewer'] };
-  watchNotifications: { variables: WatchNotificationsSubscriptionVariables; data: WatchNotificationsSubscription['notificationEvents'] };
+  getAvailableNotificationTypes: { operation: 'query'; variables: GetAvailableNotificationTypesQueryVariables; data: GetAvailableNotificationTypesQuery['availableNotificationTypes'] };
+  getNotificationCounts: { operation: 'query'; variables: GetNotificationCountsQueryVariables; data: GetNotificationCountsQuery['notificationCounts'] };
+  listNotifications: { operation: 'query'; variables: ListNotificationsQueryVariables; data: ListNotificationsQuery['notifications'] };
+  markAllNotificationsRead: { operation: 'mutation'; variables: MarkAllNotificationsReadMutationVariables; data: MarkAllNotificationsReadMutation['markAllNotificationsRead'] };
+  markNotificationsRead: { operation: 'mutation'; variables: MarkNotificationsReadMutationVariables; data: MarkNotificationsReadMutation['markNotificationsRead'] };
+  viewer: { operation: 'query'; variables: ViewerQueryVariables; data: ViewerQuery['viewer'] };
+  watchNotifications: { operation: 'subscription'; variables: WatchNotificationsSubscriptionVariables; data: WatchNotificationsSubscription['notificationEvents'] };
 }
 
 export type GatewayOperationId = keyof GatewayOperations;
+/** The operationIds answered as Server-Sent Events (subscriptions). */
+export type GatewayStreamOperationId = { [Id in GatewayOperationId]: GatewayOperations[Id]['operation'] extends 'subscription' ? Id : never }[GatewayOperationId];

@@ -1,0 +1,32 @@
+/**
+ * Watches the caller's feed (`watchNotifications`, Server-Sent Events) and prints each change as it
+ * happens: `created <id> <title>` for a new notification, `updated <n> ids, <unread> unread` for a
+ * mark (no ids listed: a bulk change, re-read the first page).
+ *
+ *   API_URL=http://localhost:4000 GATEWAY_KEY=gk_… npx tsx examples/watch-notifications.ts [notificationType]
+ *
+ * Stops after WATCH_EVENTS events (default: never) or on Ctrl-C (SIGINT).
+ *
+ * Reconnecting: the service does not store events, so a stream that ended (`complete`: the service
+ * restarted, or this client read too slowly) or whose connection dropped missed whatever happened
+ * meanwhile. Reopen it after a short random delay, then read `getNotificationCounts` (and the first
+ * page of `listNotifications`) once, and go on from the events. After `invalid_key` (the key was
+ * revoked), don't reconnect.
+ */
+import { gatewayClient, optionsFromEnv } from './client/api-client.js';
+
+const gateway = gatewayClient(optionsFromEnv('GATEWAY_KEY'));
+const notificationTypeFilter = process.argv[2];
+const maxEvents = process.env.WATCH_EVENTS ? Number(process.env.WATCH_EVENTS) : Infinity;
+
+const stop = new AbortController();
+process.once('SIGINT', () => stop.abort());
+
+const events = await gateway.watch('watchNotifications', { notificationTypeFilter }, { signal: stop.signal });
+console.log('watching…');
+let received = 0;
+for await (const event of events) {
+  if (event.notification) console.log(`created ${event.notification.id} ${event.notification.title}`);
+  else console.log(`updated ${event.notificationIds.length} ids, ${event.counts.unreadCount} unread`);
+  if (++received >= maxEvents) break;
+}
