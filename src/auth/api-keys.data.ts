@@ -3,6 +3,7 @@ import type { Sql } from '../infra/database/sql.js';
 import type { Scope, UserRole } from '../graphql/principal.js';
 import { pgTextArray } from '../common/pg-array.js';
 import { ApiKey } from './api-key.entity.js';
+import { toDate } from '../common/to-date.js';
 
 /**
  * Every read and write of `api_keys`. Other domains ask through these functions (or the
@@ -89,8 +90,6 @@ interface ApiKeyViewRow {
   created_by: string | null;
   revoked_at: Date | string | null;
 }
-
-const toDate = (value: Date | string) => (value instanceof Date ? value : new Date(value));
 
 /** A user's keys, revoked ones included, newest first (`api_keys_listing_idx`). */
 export async function selectApiKeysOfUser(sql: Sql, userId: string): Promise<ApiKeyView[]> {

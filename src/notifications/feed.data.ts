@@ -3,6 +3,7 @@ import type { Sql } from '../infra/database/sql.js';
 import { pgTextArray } from '../common/pg-array.js';
 import type { FeedPosition } from './cursor.js';
 import { Notification, NotificationType } from './notification.entity.js';
+import { toDate } from '../common/to-date.js';
 
 /**
  * Every read and write of `notifications`, `notification_types` and `notification_counters`.
@@ -78,8 +79,6 @@ interface NotificationRow {
   action_target_id: string | null;
 }
 
-const toDate = (value: Date | string) => (value instanceof Date ? value : new Date(value));
-
 function toNotification(row: NotificationRow): NotificationView {
   return {
     id: row.id,
@@ -142,14 +141,25 @@ export async function counterTotals(sql: Sql, userId: string, type: string | nul
       where user_id = ?${type !== null ? ' and notification_type = ?' : ''} order by notification_type`,
     type !== null ? [userId, type] : [userId],
   );
+  return sumCounterRows(
+    rows.map((row) => ({
+      notificationType: row.notification_type,
+      unreadCount: Number(row.unread_count),
+      readCount: Number(row.read_count),
+    })),
+  );
+}
+
+/**
+ * Totals and `byType` from per-type counter rows sorted by type, as getNotificationCounts answers
+ * them: a row left at zero (its rows deleted) is a type without rows.
+ */
+export function sumCounterRows(rows: Iterable<NotificationTypeCounts>): NotificationCountsByType {
   const counts: NotificationCountsByType = { unreadCount: 0, readCount: 0, byType: [] };
   for (const row of rows) {
-    const unreadCount = Number(row.unread_count);
-    const readCount = Number(row.read_count);
-    counts.unreadCount += unreadCount;
-    counts.readCount += readCount;
-    // A counter row left at zero (its rows deleted) is a type without rows.
-    if (unreadCount !== 0 || readCount !== 0) counts.byType.push({ notificationType: row.notification_type, unreadCount, readCount });
+    counts.unreadCount += row.unreadCount;
+    counts.readCount += row.readCount;
+    if (row.unreadCount !== 0 || row.readCount !== 0) counts.byType.push(row);
   }
   return counts;
 }
@@ -221,7 +231,7 @@ export async function updateSeen(sql: Sql, userId: string, ids: readonly string[
 }
 
 /** A mark's changed ids are listed up to this many; past it, `notificationIds` is null (the count says how many). */
-export const CHANGED_IDS_LISTED_MAX = 500;
+const CHANGED_IDS_LISTED_MAX = 500;
 
 export interface FeedMarkOutcome {
   updatedCount: number;

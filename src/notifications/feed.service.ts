@@ -109,15 +109,6 @@ export async function markNotifications(sql: Sql, userId: string, notificationId
 }
 
 /**
- * What a mark of a whole feed changed, once it has committed: for the caller's answer and for
- * whatever tells the owner's other clients (the changed ids, listed when few, and the owner's
- * counts read after the commit, every type included whatever the filter).
- */
-export interface FeedMarkAllResult extends FeedMarkOutcome {
-  counts: NotificationCountsByType;
-}
-
-/**
  * Marks every row of the caller's matching the type filter (empty ≡ omitted; an unknown type
  * matches nothing) that existed when the call began; see `updateAllSeen` for why rows published
  * meanwhile are untouched.
@@ -127,9 +118,8 @@ export async function markAllNotifications(
   userId: string,
   isSeen: boolean,
   notificationTypeFilter?: string | null,
-): Promise<FeedMarkAllResult> {
-  const outcome = await updateAllSeen(sql, userId, notificationTypeFilter || null, isSeen);
-  return { ...outcome, counts: await counterTotals(sql, userId, null) };
+): Promise<FeedMarkOutcome> {
+  return updateAllSeen(sql, userId, notificationTypeFilter || null, isSeen);
 }
 
 export function availableNotificationTypes(em: Em): Promise<NotificationType[]> {

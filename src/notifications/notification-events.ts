@@ -4,7 +4,7 @@ import { createBoundedQueue } from '../infra/bounded-queue.js';
 import type { Sql } from '../infra/database/sql.js';
 import type { EventBus } from '../infra/event-bus.js';
 import type { StreamEndReason } from '../infra/streams.js';
-import { counterTotals, type NotificationCountsByType, type NotificationView } from './feed.data.js';
+import { counterTotals, sumCounterRows, type NotificationCountsByType, type NotificationView } from './feed.data.js';
 
 declare module '../graphql/context.js' {
   interface Services {
@@ -27,7 +27,7 @@ export interface NotificationEvent {
  * How many events a stream may hold undelivered (a consumer reading slower than its feed
  * changes). Past it the stream ends; its client reconnects and re-reads the counts.
  */
-export const STREAM_BUFFER_MAX = 100;
+const STREAM_BUFFER_MAX = 100;
 
 /** How long opening a stream waits for the event bus to confirm it listens (Redis may be away). */
 const SUBSCRIBE_WAIT_MS = 1000;
@@ -36,10 +36,10 @@ const SUBSCRIBE_WAIT_MS = 1000;
  * More events than this from one change (a publish of many notifications for one user) reach a
  * stream as one `updated` event with no ids: its client re-reads the first page.
  */
-export const BURST_MAX = 50;
+const BURST_MAX = 50;
 
 /** The most ids an `updated` event lists (a markNotificationsRead call's most); a larger change lists none. */
-export const UPDATED_IDS_MAX = 500;
+const UPDATED_IDS_MAX = 500;
 
 /** One user's change as it travels between instances: the events and every type's counts after the commit. */
 interface ChangeMessage {
@@ -133,17 +133,17 @@ export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: L
         until.removeEventListener('abort', onEnd);
       });
       // As getNotificationCounts answers: the filter's totals, and one entry per type with rows, sorted.
-      const countsFor = (counts: ChangeMessage['counts']): NotificationCountsByType => {
-        const result: NotificationCountsByType = { unreadCount: 0, readCount: 0, byType: [] };
-        for (const notificationType of Object.keys(counts).sort()) {
-          if (notificationTypeFilter !== null && notificationType !== notificationTypeFilter) continue;
-          const [unreadCount, readCount] = counts[notificationType];
-          result.unreadCount += unreadCount;
-          result.readCount += readCount;
-          if (unreadCount !== 0 || readCount !== 0) result.byType.push({ notificationType, unreadCount, readCount });
-        }
-        return result;
-      };
+      const countsFor = (counts: ChangeMessage['counts']): NotificationCountsByType =>
+        sumCounterRows(
+          Object.keys(counts)
+            .sort()
+            .filter((notificationType) => notificationTypeFilter === null || notificationType === notificationTypeFilter)
+            .map((notificationType) => ({
+              notificationType,
+              unreadCount: counts[notificationType][0],
+              readCount: counts[notificationType][1],
+            })),
+        );
       const subscription = bus.subscribe(channelOf(userId), (raw) => {
         const message = JSON.parse(raw) as ChangeMessage;
         const counts = countsFor(message.counts);

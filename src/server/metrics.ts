@@ -115,7 +115,6 @@ export function registerStreamMetrics(registry: Registry, openStreams: () => num
   return () => refusals.inc();
 }
 
-/** `GET /metrics`: the registry in Prometheus text format, for the platform token only. */
 /** `/metrics` as the API reference documents it. */
 export const metricsReference: DocumentedRoute = {
   method: 'GET',
@@ -127,6 +126,7 @@ export const metricsReference: DocumentedRoute = {
   responses: { 200: { description: 'Prometheus text format.', mediaType: 'text/plain', schema: { type: 'string' } } },
 };
 
+/** `GET /metrics`: the registry in Prometheus text format, for the platform token only. */
 export function registerMetricsRoute(app: FastifyInstance, services: Services) {
   app.get('/metrics', {
     onRequest: credentialGuard({ services, accepts: (principal): principal is PlatformPrincipal => principal.type === 'platform' }),

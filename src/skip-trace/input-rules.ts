@@ -21,20 +21,20 @@ export type ActorType = (typeof ACTOR_TYPES)[number];
 
 /** Every text field of an address and every name: address lines, city, a person's and an entity's names. */
 export const TEXT_MAX_LENGTH = 200;
-export const ZIP_PATTERN = /^\d{5}(-?\d{4})?$/u;
+const ZIP_PATTERN = /^\d{5}(-?\d{4})?$/u;
 
 /**
  * USPS codes of the states, DC, the territories, the freely associated states and the military
  * "states" of APO/FPO/DPO addresses that the address module standardizes (`standardizeState`
  * passes unknown letters through, so it cannot tell a code from a typo).
  */
-export const USPS_STATE_CODES: readonly string[] = (
+const USPS_STATE_CODES: readonly string[] = (
   'AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND ' +
   'OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY AS GU MP PR VI FM MH PW AA AE AP'
 ).split(' ');
 const STATE_CODES = new Set(USPS_STATE_CODES);
 
-export function isUspsStateCode(state: string): boolean {
+function isUspsStateCode(state: string): boolean {
   const trimmed = state.trim();
   return /^[A-Za-z]{2}$/u.test(trimmed) && STATE_CODES.has(standardizeState(trimmed));
 }

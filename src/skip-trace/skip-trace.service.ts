@@ -104,6 +104,8 @@ export async function runSkipTrace(
       );
       if ('replay' in begun) return await replay(deps, { principal, requestId, startedAt, cacheKey }, begun.replay);
       claim = begun.claim;
+      // A caller gone while the key was being claimed never fires the listener: end here, which releases it.
+      if (client.signal.aborted) throw new CallerGoneError();
       client.signal.addEventListener('abort', releaseOnLeave, { once: true });
     }
     await skipTraceAccount.ensureCanTrace(deps.sql, principal.organizationId);

@@ -51,25 +51,18 @@ export async function listUsage(sql: Sql, organizationId: string, query: UsageQu
   if (query.cursor && !after)
     throw badInput('cursor is malformed or belongs to another listing.', [{ path: 'cursor', message: 'is not a cursor of this listing' }]);
 
+  // Only the conditions present are written: a generic plan of `(? is null or …)` could not use
+  // the keyset bound to start the index scan.
+  const filters: Array<[condition: string, params: unknown[]]> = [['organization_id = ?', [organizationId]]];
+  if (query.from) filters.push(['created_at >= ?::timestamptz', [query.from]]);
+  if (query.to) filters.push(['created_at < ?::timestamptz', [query.to]]);
+  if (after) filters.push(['(created_at, id) < (?::timestamptz, ?::uuid)', [after.createdAt, after.id]]);
   const rows = await sql.execute<{ id: string; created_at: Date | string; outcome: string; charged: boolean; cache_hit: boolean }[]>(
     `select id, created_at, outcome, charged, cache_hit from skip_trace_requests
-      where organization_id = ?
-        and (?::timestamptz is null or created_at >= ?::timestamptz)
-        and (?::timestamptz is null or created_at < ?::timestamptz)
-        and (?::timestamptz is null or (created_at, id) < (?::timestamptz, ?::uuid))
+      where ${filters.map(([condition]) => condition).join(' and ')}
       order by created_at desc, id desc
       limit ?`,
-    [
-      organizationId,
-      query.from ?? null,
-      query.from ?? null,
-      query.to ?? null,
-      query.to ?? null,
-      after?.createdAt ?? null,
-      after?.createdAt ?? null,
-      after?.id ?? null,
-      limit + 1,
-    ],
+    [...filters.flatMap(([, params]) => params), limit + 1],
   );
   const requests = rows.slice(0, limit).map((row) => ({
     id: row.id,

@@ -17,6 +17,7 @@ import { isEnumType, isInputObjectType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../../src/server/schema.js';
 import { publish, startService, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
+import { GRAPHQL_CODES } from '../support/contract.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const BATCH = 4;
@@ -35,19 +36,6 @@ const RUNS = {
   rawBytes: runs(40),
   dateTime: runs(100),
 };
-
-const CONTRACT_CODES = [
-  'UNAUTHENTICATED',
-  'FORBIDDEN',
-  'BAD_USER_INPUT',
-  'NOT_FOUND',
-  'CONFLICT',
-  'INSUFFICIENT_CREDITS',
-  'FEATURE_UNAVAILABLE',
-  'RATE_LIMITED',
-  'TIMEOUT',
-  'INTERNAL',
-];
 
 let service: TestService;
 let user: Provisioned;
@@ -104,7 +92,7 @@ function expectGraphqlResponse(result: HttpResult, context: unknown, { allowInte
   for (const error of result.body.errors ?? []) {
     const code = error.extensions?.code;
     counts.codes[code] = (counts.codes[code] ?? 0) + 1;
-    expect(CONTRACT_CODES, where).toContain(code);
+    expect(GRAPHQL_CODES, where).toContain(code);
     if (!allowInternal) expect(code, where).not.toBe('INTERNAL');
     expect(typeof error.message === 'string' && error.message.length > 0, where).toBe(true);
     expect(

@@ -13,19 +13,7 @@ import { AppError } from '../../src/common/errors.js';
 import { MAX_ALIASES, MAX_COST, MAX_DEPTH, MAX_TOKENS } from '../../src/server/graphql/limits.js';
 import { maskError } from '../../src/server/graphql/graphql-errors.js';
 import { publish, startService, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
-
-const CONTRACT_CODES = [
-  'UNAUTHENTICATED',
-  'FORBIDDEN',
-  'BAD_USER_INPUT',
-  'NOT_FOUND',
-  'CONFLICT',
-  'INSUFFICIENT_CREDITS',
-  'FEATURE_UNAVAILABLE',
-  'RATE_LIMITED',
-  'TIMEOUT',
-  'INTERNAL',
-];
+import { GRAPHQL_CODES } from '../support/contract.js';
 
 let service: TestService;
 let user: Provisioned;
@@ -52,7 +40,7 @@ function expectRefused(result: HttpResult, messagePattern: RegExp, code = 'BAD_U
   expect(Array.isArray(errors) && errors.length > 0).toBe(true);
   expect(errors.map((e) => e.extensions?.code)).toContain(code);
   for (const error of errors) {
-    expect(CONTRACT_CODES).toContain(error.extensions?.code);
+    expect(GRAPHQL_CODES).toContain(error.extensions?.code);
     expect(Object.keys(error.extensions ?? {}).filter((k) => ['originalError', 'stack', 'exception', 'http'].includes(k))).toEqual([]);
   }
   expect(errors.map((e) => e.message)).toEqual(expect.arrayContaining([expect.stringMatching(messagePattern)]));

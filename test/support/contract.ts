@@ -21,3 +21,17 @@ export const REST_STATUS: Record<string, number> = {
   timeout: 504,
   internal_error: 500,
 };
+
+/** The GraphQL `extensions.code` values the README lists, likewise written out independently. */
+export const GRAPHQL_CODES: readonly string[] = [
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'BAD_USER_INPUT',
+  'NOT_FOUND',
+  'CONFLICT',
+  'INSUFFICIENT_CREDITS',
+  'FEATURE_UNAVAILABLE',
+  'RATE_LIMITED',
+  'TIMEOUT',
+  'INTERNAL',
+];

@@ -1,5 +1,6 @@
 /**
- * A fake skip-trace vendor: a real HTTP server on loopback speaking `upstream-vendor.md`.
+ * A fake skip-trace vendor: a real HTTP server on loopback speaking the vendor's shape that
+ * `src/skip-trace/providers/http-provider.ts` describes.
  * Point the service at it with `SKIPTRACE_PROVIDER=http`, `SKIPTRACE_PROVIDER_URL=vendor.url`,
  * `SKIPTRACE_PROVIDER_KEY=vendor.apiKey`.
  */

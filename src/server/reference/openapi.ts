@@ -15,7 +15,7 @@ import { IDEMPOTENCY_KEY_HEADER } from '../rest/idempotency-key.js';
 import type { DocumentedRoute } from './documented-route.js';
 
 /** The version of the API the document describes (its paths are under `/api/v1`). */
-export const API_VERSION = '1.0.0';
+const API_VERSION = '1.0.0';
 
 export interface OpenApiSources {
   restRoutes: readonly RestRoute<Caller>[];

@@ -22,7 +22,7 @@ let scalarBundle: Promise<string> | undefined;
 const loadScalarBundle = () => (scalarBundle ??= readFile(SCALAR_BUNDLE, 'utf8').then((text) => text.replace(FOREIGN_FONT_FACE, '')));
 
 /** The page and its two scripts are files of this service (no inline script); nothing else may load. */
-export const DOCS_CONTENT_SECURITY_POLICY = selfOnlyContentSecurityPolicy();
+const DOCS_CONTENT_SECURITY_POLICY = selfOnlyContentSecurityPolicy();
 
 const DOCS_PAGE = `<!doctype html>
 <html lang="en">
@@ -74,16 +74,15 @@ export const referenceRoutesReference: readonly DocumentedRoute[] = [
 
 /**
  * `GET /openapi.json` and `GET /docs` (with its two scripts), public like discovery. The document
- * is built once, when the app is ready, from every route registered by then.
+ * is built once, when the app is ready, from every route registered by then (Fastify answers no
+ * request before its ready hooks have run).
  */
 export function registerReferenceRoutes(app: FastifyInstance, sources: () => OpenApiSources) {
   let document: string | undefined;
   app.addHook('onReady', async () => {
     document = JSON.stringify(buildOpenApiDocument(sources()));
   });
-  app.get('/openapi.json', async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').send(document ?? JSON.stringify(buildOpenApiDocument(sources()))),
-  );
+  app.get('/openapi.json', async (_request, reply) => reply.type('application/json; charset=utf-8').send(document));
   app.get('/docs', async (_request, reply) =>
     reply.type('text/html; charset=utf-8').header('Content-Security-Policy', DOCS_CONTENT_SECURITY_POLICY).send(DOCS_PAGE),
   );

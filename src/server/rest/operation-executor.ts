@@ -43,7 +43,7 @@ export function createOperationExecutor(schema: GraphQLSchema, services: Service
 }
 
 /** A subscription's results, or the error that refused it as it opened. */
-export type SubscriptionResult = { events: AsyncIterator<ExecutionResult>; error: null } | { events: null; error: AppError };
+type SubscriptionResult = { events: AsyncIterator<ExecutionResult>; error: null } | { events: null; error: AppError };
 
 /** Opens one of the REST routes' fixed subscription documents for one request. */
 export type OperationSubscriber = (

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../common/errors.js';
 import type { RequestContext } from '../../graphql/context.js';
 import { acceptsEventStream, EVENT_STREAM_HEADERS, eventStream } from '../streams/event-stream.js';
+import { maskError } from '../graphql/graphql-errors.js';
 import type { OperationSubscriber } from './operation-executor.js';
 import type { RestOperation } from './rest-route.js';
 
@@ -35,9 +36,11 @@ export async function sendStream(
   const body = eventStream(events, {
     next: (result) => {
       const failure = result.errors?.[0];
-      return failure ? AppError.from(failure).toBody(context.requestId) : stream.event(result.data?.[operation.rootField] ?? null);
+      return failure
+        ? AppError.from(maskError(failure, context.log)).toBody(context.requestId)
+        : stream.event(result.data?.[operation.rootField] ?? null);
     },
-    error: (failure) => AppError.from(failure as Error).toBody(context.requestId),
+    error: (failure) => AppError.from(maskError(failure as Error, context.log)).toBody(context.requestId),
   });
   return reply.headers(EVENT_STREAM_HEADERS).send(body);
 }

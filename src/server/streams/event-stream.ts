@@ -4,7 +4,7 @@
  * `event: complete` at the end, and a keep-alive comment every KEEP_ALIVE_MS. Both `/graphql` and
  * the gateway write their streams with this.
  */
-export const KEEP_ALIVE_MS = 15_000;
+const KEEP_ALIVE_MS = 15_000;
 
 export const EVENT_STREAM_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',

@@ -16,7 +16,7 @@ import { AppError, badInput } from '../../common/errors.js';
 import { getOrganization } from '../../organizations/organizations.service.js';
 
 /** `organizations.skip_trace_credits` is a PostgreSQL integer. */
-export const MAX_CREDIT_BALANCE = 2_147_483_647;
+const MAX_CREDIT_BALANCE = 2_147_483_647;
 
 const noCreditsLeft = () => new AppError('insufficient_credits', 'The organization has no skip trace credits left.');
 

@@ -1,6 +1,9 @@
 /**
- * The `http` skip-trace provider: one POST per trace to an upstream vendor, speaking the
- * contract in `upstream-vendor.md` (BatchData V3 skip-trace shape).
+ * The `http` skip-trace provider: one POST per trace to an upstream vendor speaking BatchData
+ * V3's skip-trace shape: `POST {SKIPTRACE_PROVIDER_URL}/property/skip-trace` with
+ * `Authorization: Bearer {SKIPTRACE_PROVIDER_KEY}` and `{"requests": [VendorTraceRequest]}`;
+ * the answer's results carry each request's `requestId` (the fake vendor in
+ * `test/support/fake-vendor.ts` is its executable description).
  *
  * - One vendor call per trace, never retried here: the vendor bills per call, so only a
  *   caller's retry retries.
