@@ -29,7 +29,8 @@ export interface StreamResult {
   missed: number;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+const percentile = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] : Number.NaN;
 
 export async function measureStreams(
   service: Server,
@@ -43,7 +44,8 @@ export async function measureStreams(
   const streams: SseStream[] = [];
   try {
     for (let i = 0; i < users.length; i += 50) {
-      const batch = await Promise.all(
+      // Settled one by one, so every stream that opened is kept for the `finally` to close.
+      const settled = await Promise.allSettled(
         users.slice(i, i + 50).map((u) =>
           openStream(`${service.url}/api/v1/call`, {
             headers: { authorization: `Bearer ${u.key}`, accept: 'text/event-stream' },
@@ -51,10 +53,12 @@ export async function measureStreams(
           }),
         ),
       );
-      for (const stream of batch) {
+      const batch = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+      streams.push(...batch);
+      const failed = settled.find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
+      for (const stream of batch)
         if (stream.status !== 200) throw new Error(`watch: a stream was refused: ${stream.status} ${JSON.stringify(stream.body)}`);
-        streams.push(stream);
-      }
     }
     await sleep(1000);
     const rssWith = memoryOf(service.pid).rss;

@@ -1,7 +1,7 @@
 /**
  * A graphql-codegen plugin: the map from each gateway operationId to the types of its variables and
  * of its `data` (the operation's root field, which is what `POST /api/v1/call` answers), written
- * after the `typescript` and `typescript-operations` plugins' output, whose type names it uses
+ * after the `typescript-operations` plugin's output, whose type names it uses
  * (`<OperationName>Query` / `<OperationName>QueryVariables`, the name's first letter upper-cased), and its
  * kind (`operation`: a subscription is answered as a stream, never as one JSON body).
  */

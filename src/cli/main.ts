@@ -11,13 +11,13 @@ import { organizationCommands } from './commands/organizations.js';
 import { recordCommands } from './commands/records.js';
 import { skipTraceKeyCommands } from './commands/skip-trace-keys.js';
 import { userCommands } from './commands/users.js';
-import { addGlobalOptions, type RunState } from './context.js';
+import { addGlobalOptions, DEFAULT_API_URL, type RunState } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { Output, processIo, type CliIo } from './output.js';
 
 const EXIT_CODES_HELP = `
 Environment:
-  API_URL             the service (default http://localhost:4000)
+  API_URL             the service (default ${DEFAULT_API_URL})
   INTERNAL_API_TOKEN  the platform token the service was started with
 
 Exit codes:

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeVendor, vendorProviderEnv, type FakeVendor } from '../support/fake-vendor.js';
+import { startFakeVendor, vendorEnv, type FakeVendor } from '../support/fake-vendor.js';
 import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
 
 let service: TestService;
@@ -52,7 +52,7 @@ function runExample(
 
 beforeAll(async () => {
   vendor = await startFakeVendor();
-  service = await startService({ ...vendorProviderEnv(vendor), SKIPTRACE_TIMEOUT_MS: '300', SKIPTRACE_MAX_IN_FLIGHT: '1' });
+  service = await startService({ ...vendorEnv(vendor), SKIPTRACE_TIMEOUT_MS: '300', SKIPTRACE_MAX_IN_FLIGHT: '1' });
   reader = await service.provision({ scopes: ['READ', 'WRITE'] });
   const start = Date.parse('2026-01-01T00:00:00Z');
   await publish(

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { vendorEnv, type FakeVendor } from '../support/fake-vendor.js';
-import { raceOneKey } from '../support/billing.js';
+import { raceOneKey, sleep } from '../support/billing.js';
 import { json, skipTraceOrganization, spawnService, useTwoProcesses, type ServiceProcess } from './spawn-service.js';
 
 const TIMEOUT_MS = 1000;
@@ -30,7 +30,6 @@ const organization = (credits: number) => skipTraceOrganization(a, b, credits);
 const trace = (service: ServiceProcess, stk: string, body: unknown, key: string) =>
   json(`${service.url}/api/v1/skiptrace`, { bearer: stk, body: JSON.stringify(body), headers: { 'idempotency-key': key } });
 const body = () => ({ address: { line1: `${randomUUID().slice(0, 8)} Idempotent Way`, city: 'Austin', state: 'TX', zip: '78701' } });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function ledger(organizationId: string) {
   const { rows } = await db.query(

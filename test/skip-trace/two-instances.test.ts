@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeVendor, type FakeVendor } from '../support/fake-vendor.js';
+import { startFakeVendor, vendorEnv, type FakeVendor } from '../support/fake-vendor.js';
 import { startService, usingRealBackends, type TestService } from '../support/harness.js';
 
 // Two instances can only share state through a real PostgreSQL and Redis (PGlite is one process's).
@@ -11,12 +11,7 @@ describe.skipIf(!usingRealBackends || !process.env.REDIS_URL)('two instances sha
 
   beforeAll(async () => {
     vendor = await startFakeVendor();
-    const env = {
-      SKIPTRACE_PROVIDER: 'http',
-      SKIPTRACE_PROVIDER_URL: vendor.url,
-      SKIPTRACE_PROVIDER_KEY: vendor.apiKey,
-      SKIPTRACE_RATE_LIMIT_PER_MIN: '6',
-    };
+    const env = { ...vendorEnv(vendor), SKIPTRACE_RATE_LIMIT_PER_MIN: '6' };
     a = await startService(env);
     // The second instance must accept the first one's platform token: same config, same secrets.
     b = await startService({ ...env, INTERNAL_API_TOKEN: a.platformToken });

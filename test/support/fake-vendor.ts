@@ -107,11 +107,6 @@ export function vendorEntry(
   return { input: { requestId }, persons, meta };
 }
 
-/** The service's environment for tracing through this vendor. */
-export function vendorProviderEnv(vendor: FakeVendor): Record<string, string> {
-  return { SKIPTRACE_PROVIDER: 'http', SKIPTRACE_PROVIDER_URL: vendor.url, SKIPTRACE_PROVIDER_KEY: vendor.apiKey };
-}
-
 export async function startFakeVendor(options: { apiKey?: string } = {}): Promise<FakeVendor> {
   const apiKey = options.apiKey ?? `vk_${randomBytes(16).toString('hex')}`;
   const calls: FakeVendorCall[] = [];
