@@ -11,13 +11,14 @@
  *
  * `FUZZ_SCALE=10 npx vitest run test/fuzz` multiplies every run count.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { isEnumType, isInputObjectType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../../src/server/schema.js';
 import { publish, startService, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
 import { GRAPHQL_CODES } from '../support/contract.js';
+import { uniqueStreet } from '../support/billing.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const BATCH = 4;
@@ -63,7 +64,7 @@ beforeAll(async () => {
   });
   skipTraceKey = (await service.graphql(`mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: org })).body.data
     .generateSkipTraceKey.secret;
-  street = 'Q' + [...randomBytes(9)].map((b) => 'bcdfghjklmnpqrstvwxz'[b % 20]).join('');
+  street = uniqueStreet();
   await service.graphql(`mutation($input: [PropertyRecordInput!]!) { importPropertyRecords(input: $input) { imported } }`, {
     input: [
       {

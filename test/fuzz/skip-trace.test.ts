@@ -9,11 +9,12 @@
  *
  * `FUZZ_SCALE=10 npx vitest run test/fuzz` multiplies every run count.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type HttpResult, type TestService } from '../support/harness.js';
 import { REST_STATUS } from '../support/contract.js';
+import { uniqueStreet } from '../support/billing.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const BATCH = 4;
@@ -57,7 +58,7 @@ beforeAll(async () => {
   key = (await gql(`mutation($org: ID!) { generateSkipTraceKey(organizationId: $org) { secret } }`, { org: organizationId }))
     .generateSkipTraceKey.secret;
   // A street no other run uses, so the records (and the 90-day result cache) are this run's.
-  street = 'Q' + [...randomBytes(9)].map((b) => 'bcdfghjklmnpqrstvwxz'[b % 20]).join('');
+  street = uniqueStreet();
   await gql(`mutation($input: [PropertyRecordInput!]!) { importPropertyRecords(input: $input) { imported } }`, {
     input: [
       {

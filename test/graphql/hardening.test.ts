@@ -5,7 +5,7 @@
  * documents, the skip trace mutation, GraphiQL's introspection query).
  */
 import { readFileSync } from 'node:fs';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { GraphQLError, getIntrospectionQuery, locatedError } from 'graphql';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import { MAX_ALIASES, MAX_COST, MAX_DEPTH, MAX_TOKENS } from '../../src/server/g
 import { maskError } from '../../src/server/graphql/graphql-errors.js';
 import { publish, startService, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
 import { GRAPHQL_CODES } from '../support/contract.js';
+import { uniqueStreet } from '../support/billing.js';
 
 let service: TestService;
 let user: Provisioned;
@@ -55,9 +56,6 @@ const expectData = (result: HttpResult) => {
 
 /** `{ __type(name: "Query") { ofType { … { name } } } }` nested to exactly `depth` levels. */
 const typeWalk = (depth: number) => `{ __type(name: "Query") { ${'ofType { '.repeat(depth - 2)}name${' }'.repeat(depth - 1)} }`;
-
-/** A street name that no other run uses (the database may outlive the run). */
-const uniqueStreet = () => 'Q' + [...randomBytes(9)].map((b) => 'bcdfghjklmnpqrstvwxz'[b % 20]).join('');
 
 beforeAll(async () => {
   service = await startService();

@@ -3,10 +3,11 @@
  * traffic they count (charged skip traces, refusals), and its label values are bounded (route
  * patterns, never a caller's URL).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, usingRealBackends, type HttpResult, type TestService } from '../support/harness.js';
+import { uniqueStreet } from '../support/billing.js';
 
 const RATE_LIMIT = 5;
 
@@ -64,7 +65,7 @@ async function setupSkipTrace(credits: number) {
   );
   const { generateSkipTraceKey } = await gqlData(`mutation($org: ID!) { generateSkipTraceKey(organizationId: $org) { secret } }`, { org });
   // A street no other run uses: with DATABASE_URL the records and the result cache outlive the run.
-  const street = 'Q' + [...randomBytes(9)].map((b) => 'bcdfghjklmnpqrstvwxz'[b % 20]).join('');
+  const street = uniqueStreet();
   await gqlData(`mutation($input: [PropertyRecordInput!]!) { importPropertyRecords(input: $input) { imported } }`, {
     input: [
       {

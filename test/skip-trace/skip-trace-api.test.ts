@@ -10,6 +10,7 @@
 import { createHash, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type HttpResult, type TestService } from '../support/harness.js';
+import { uniqueStreet } from '../support/billing.js';
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -119,12 +120,6 @@ function detailPaths(result: HttpResult): string[] {
     expect(typeof d.message).toBe('string');
   }
   return [...new Set<string>(details.map((d: { path: string }) => d.path))].sort();
-}
-
-/** A street name that no other run or test file uses (letters only, so it stays a street name). */
-function uniqueStreet(): string {
-  const letters = 'bcdfghjklmnpqrstvwxz';
-  return 'Q' + [...randomBytes(9)].map((b) => letters[b % letters.length]).join('');
 }
 
 const JANE = {

@@ -2,7 +2,7 @@
  * Helpers of the billing tests (idempotency, account, usage): an organization with credits and a
  * skip trace key, a trace with headers, and what the ledger says.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { startFakeVendor, vendorEnv, type FakeVendor } from './fake-vendor.js';
 import { startService, type HttpResult, type TestService } from './harness.js';
@@ -47,6 +47,12 @@ export async function addCredits(service: TestService, organizationId: string, a
   );
   if (added.body.errors) throw new Error(JSON.stringify(added.body.errors));
 }
+
+/**
+ * A street name that no other run or test file uses (letters only, so it stays a street name): with
+ * DATABASE_URL the property records and the result cache outlive the run.
+ */
+export const uniqueStreet = (): string => 'Q' + [...randomBytes(9)].map((b) => 'bcdfghjklmnpqrstvwxz'[b % 20]).join('');
 
 /** A street no other test uses, so cached results of one test never serve another. */
 export const uniqueAddress = () => ({ line1: `${randomUUID().slice(0, 8)} Ledger Street`, city: 'Austin', state: 'TX', zip: '78701' });
