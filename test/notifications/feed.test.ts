@@ -242,6 +242,22 @@ describe('listNotifications: empty feed', () => {
   });
 });
 
+describe('strings that are not well-formed UTF-16', () => {
+  it('answers a filter or search term holding a lone surrogate like any other unknown value (PGlite included), never 500', async () => {
+    const user = await service.provision();
+    await seed(user, [{}]);
+    // U+FEFF then a lone U+DFFF: PGlite's encoder made invalid UTF-8 of it (a fuzz finding).
+    for (const text of ['\ufeff\udfff', 'a\ud800', '\udfff']) {
+      const counted = await service.call(user.key, { operationId: 'getNotificationCounts', variables: { notificationTypeFilter: text } });
+      expect(counted.status, counted.text).toBe(200);
+      expect(counted.body.data).toMatchObject({ unreadCount: 0, readCount: 0 });
+      const listed = await service.call(user.key, { operationId: 'listNotifications', variables: { searchTerm: text } });
+      expect(listed.status, listed.text).toBe(200);
+      expect(listed.body.data.total).toBe(0);
+    }
+  });
+});
+
 describe('listNotifications: limit', () => {
   it('defaults to 25 rows and allows at most 50', async () => {
     const user = await service.provision();

@@ -23,6 +23,19 @@ export function toPositional(query: string): string {
   return converted;
 }
 
+/** A lone surrogate (UTF-16 that is not well formed): in a string, with the `u` flag, only lone ones match. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+const LONE_SURROGATES = /\p{Surrogate}/gu;
+
+/**
+ * Strings with lone surrogates as node-postgres sends them (each one U+FFFD). PGlite's encoder
+ * turns some of them into invalid UTF-8 (U+FEFF then U+DFFF, say), which PostgreSQL refuses with
+ * an internal error; this makes the embedded engine answer such input as PostgreSQL does.
+ */
+function wellFormed(value: unknown): unknown {
+  return typeof value === 'string' && LONE_SURROGATE.test(value) ? value.replace(LONE_SURROGATES, '\ufffd') : value;
+}
+
 /**
  * On PostgreSQL: statements go straight to the ORM's own `pg` pool (one pool, one connection
  * budget), with the values bound as parameters, skipping the ORM's statement formatting and
@@ -30,7 +43,13 @@ export function toPositional(query: string): string {
  * Embedded: through the ORM, which keeps its single PGlite session's transactions apart.
  */
 export async function createSql(orm: Orm, kind: 'postgres' | 'embedded'): Promise<Sql> {
-  if (kind === 'embedded') return orm.em as Em;
+  if (kind === 'embedded') {
+    const em = orm.em as Em;
+    return {
+      execute: <T>(query: string, params: readonly unknown[] = [], method: 'all' | 'run' = 'all') =>
+        em.execute(query, params.map(wellFormed), method) as Promise<T>,
+    };
+  }
   const pool = (await orm.em.getConnection().getNativeClient()) as pg.Pool;
   return {
     async execute<T>(query: string, params: readonly unknown[] = [], method: 'all' | 'run' = 'all'): Promise<T> {
