@@ -31,7 +31,7 @@ const probeFile = join(ROOT, 'bench/.data/memory-probe.jsonl');
 
 const url = withDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', quick ? 'bench_quick' : 'bench');
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const scripts: Record<ServerKind, string> = { service: 'dist/main.js', floor: 'bench/raw-floor.ts', postgraphile: 'bench/postgraphile.ts' };
+const scripts: Record<ServerKind, string> = { service: 'dist/main.js', floor: 'bench/floor.ts', postgraphile: 'bench/postgraphile.ts' };
 const dir = join(ROOT, 'bench/.data/profiles');
 
 const fixture = await loadFixture(url, scale, DEFAULT_SEED, 32);

@@ -44,7 +44,7 @@ const seed = DEFAULT_SEED;
 
 const PORTS: Record<ServerKind, number> = { service: 4301, floor: 4302, postgraphile: 4303 };
 // The service runs as `npm start` runs it: the bundle `npm run build` writes (built when the run starts).
-const SCRIPTS: Record<ServerKind, string> = { service: 'dist/main.js', floor: 'bench/raw-floor.ts', postgraphile: 'bench/postgraphile.ts' };
+const SCRIPTS: Record<ServerKind, string> = { service: 'dist/main.js', floor: 'bench/floor.ts', postgraphile: 'bench/postgraphile.ts' };
 const PLATFORM_TOKEN = 'bench-platform-token-0123456789';
 const LIMITS = {
   // Thousands of keys are used; the windows are raised as well so a burst on one key is never what is measured.

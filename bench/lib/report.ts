@@ -116,7 +116,7 @@ export function render(input: ReportInput): string {
     );
   }
   lines.push(
-    'Servers: **service** = `dist/main.js`, the bundle `npm start` runs (Fastify + Yoga + MikroORM, PostgreSQL, Redis windows); **raw floor** = `bench/raw-floor.ts` (`node:http` + `pg` + `ioredis`, the same SQL and Redis window per request); ' +
+    'Servers: **service** = `dist/main.js`, the bundle `npm start` runs (Fastify + Yoga + MikroORM, PostgreSQL, Redis windows); **raw floor** = `bench/floor.ts` (`floors/same-sql.ts`) (`node:http` + `pg` + `ioredis`, the same SQL and Redis window per request); ' +
       '**PostGraphile** = `bench/postgraphile.ts` (v5, amber preset, `allNotifications` by `userId`, newest first, first 25, `totalCount`, key lookup in its context). ' +
       'Pools of 10 connections each. Every connection of the load generator speaks for its own users and keys.',
     '',

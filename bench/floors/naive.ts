@@ -1,87 +1,48 @@
 /**
- * The raw floor: the service's REST routes done by hand with `node:http`, `pg` and `ioredis`, no
- * GraphQL, ORM or framework. Per request it does the same work with the same SQL the service
- * issues (checked against PostgreSQL's statement log): the key lookup, the per-key rate window in
- * Redis (the same Lua script as rate-limiter-flexible), then the operation's statements, page and
- * totals on two pooled connections at once. Statements the service sends on its own pool with
- * bound parameters (key lookups, feed, counts, marks) are sent so here; those it sends through
+ * The naive floor, frozen: the statements the service sent before the key lookup was folded into
+ * the operation's statement (commit 52ef196), sent the same way, one after another: the key lookup,
+ * then the per-key rate window in Redis, then the operation's statements (a feed page and its
+ * totals on two pooled connections at once). Statements the service sent on its own pool with
+ * bound parameters (key lookups, feed, counts, marks) are sent so here; those it sent through
  * MikroORM (the skip trace's) have their literals inlined over the simple query protocol, as
- * MikroORM does. It serves only what the scenarios call, with valid input.
- *
- * Env: DATABASE_URL, REDIS_URL, PORT, DATABASE_POOL_MAX (10, as the service),
- * GATEWAY_RATE_LIMIT_PER_MIN, SKIPTRACE_RATE_LIMIT_PER_MIN.
+ * MikroORM does. It serves only what the scenarios call, with valid input. Do not change it: it is
+ * the baseline the targets are set against (`targets.ts`); `same-sql.ts` follows the service.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { normalizeActor, standardizeAddress, traceCacheKey } from '../src/skip-trace/address/index.js';
-
-const env = process.env;
-const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: Number(env.DATABASE_POOL_MAX ?? 10) });
-const redis = new Redis(env.REDIS_URL ?? 'redis://127.0.0.1:6379', { enableOfflineQueue: true, maxRetriesPerRequest: 1 });
-const GATEWAY_LIMIT = Number(env.GATEWAY_RATE_LIMIT_PER_MIN ?? 1000);
-const SKIPTRACE_LIMIT = Number(env.SKIPTRACE_RATE_LIMIT_PER_MIN ?? 1000);
-
-// The script rate-limiter-flexible's RateLimiterRedis runs per consume.
-redis.defineCommand('windowIncr', {
-  numberOfKeys: 1,
-  lua: `redis.call('set', KEYS[1], 0, 'EX', ARGV[2], 'NX')
-local consumed = redis.call('incrby', KEYS[1], ARGV[1])
-local ttl = redis.call('pttl', KEYS[1])
-if ttl == -1 then redis.call('expire', KEYS[1], ARGV[2]) ttl = 1000 * ARGV[2] end
-return {consumed, ttl}`,
-});
-
-async function consumeWindow(key: string, limit: number, res: ServerResponse): Promise<boolean> {
-  const [consumed, ttl] = await (
-    redis as unknown as { windowIncr(key: string, points: number, seconds: number): Promise<[number, number]> }
-  ).windowIncr(`rlfloor:${key}`, 1, 60);
-  res.setHeader('X-RateLimit-Limit', limit);
-  res.setHeader('X-RateLimit-Remaining', Math.max(0, limit - consumed));
-  res.setHeader('X-RateLimit-Reset', Math.ceil((Date.now() + ttl) / 1000));
-  return consumed <= limit;
-}
-
-/** A SQL literal, formatted as MikroORM inlines parameters (E'' strings when a backslash is present). */
-function lit(value: string | number | boolean | Date | null): string {
-  if (value === null) return 'null';
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  const text = value instanceof Date ? value.toISOString() : value;
-  const quoted = text.replace(/'/g, "''");
-  return text.includes('\\') ? ` E'${quoted.replace(/\\/g, '\\\\')}'` : `'${quoted}'`;
-}
-
-const sql = (text: string, client: pg.Pool | pg.PoolClient = pool) => client.query(text);
-/** A statement with bound parameters ($1, $2, …), as the service's hot paths send them. */
-const bound = (text: string, values: unknown[]) => pool.query(text, values);
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-const bearer = (req: IncomingMessage) => /^Bearer[ ]+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-  ) {
-    super(code);
-  }
-}
-
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  let body = '';
-  for await (const chunk of req) body += chunk;
-  return JSON.parse(body) as Record<string, unknown>;
-}
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { normalizeActor, standardizeAddress, traceCacheKey } from '../../src/skip-trace/address/index.js';
+import {
+  bearer,
+  bound,
+  COLUMNS,
+  consumeWindow,
+  decodeCursor,
+  encodeCursor,
+  GATEWAY_LIMIT,
+  HttpError,
+  likePattern,
+  lit,
+  pool,
+  readJson,
+  setWindowHeaders,
+  sha256,
+  SKIPTRACE_LIMIT,
+  sql,
+  sumCounters,
+  toNotification,
+  USER_WRITE_LOCK,
+  type FloorRoutes,
+} from '../lib/floor-kit.js';
 
 // --- Gateway ------------------------------------------------------------------------------
 
-interface UserKey {
+export interface UserKey {
   id: string;
   user_id: string;
   scopes: string[];
 }
 
-async function gatewayKey(req: IncomingMessage): Promise<UserKey> {
+export async function gatewayKey(req: IncomingMessage): Promise<UserKey> {
   const token = bearer(req);
   if (!token?.startsWith('gk_')) throw new HttpError(401, 'invalid_key');
   const hash = sha256(token);
@@ -95,41 +56,17 @@ async function gatewayKey(req: IncomingMessage): Promise<UserKey> {
   return rows[0] as UserKey;
 }
 
-const COLUMNS = `id, notification_type, is_seen, title, body, created_at, seen_at,
-  contact_id, deal_id, note_id, reply_id, task_id, call_id, action_type, action_target_id`;
-
-const ownerTag = (userId: string) => createHash('sha256').update(userId).digest('base64url').slice(0, 10);
-const encodeCursor = (userId: string, createdAt: Date, id: string) =>
-  Buffer.from(JSON.stringify([createdAt.getTime(), id, ownerTag(userId)])).toString('base64url');
-function decodeCursor(userId: string, cursor: string): { createdAt: Date; id: string } {
-  const [millis, id, tag] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [number, string, string];
-  if (tag !== ownerTag(userId)) throw new HttpError(422, 'invalid_request');
-  return { createdAt: new Date(millis), id };
-}
-
-const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 /** The service's statement: the caller's counter rows, summed here; types left at zero are not listed. */
-async function counts(userId: string, type: string | null) {
+export async function counts(userId: string, type: string | null) {
   const { rows } = await bound(
     `select notification_type, unread_count, read_count from notification_counters
       where user_id = $1${type !== null ? ' and notification_type = $2' : ''} order by notification_type`,
     type !== null ? [userId, type] : [userId],
   );
-  let unread = 0;
-  let read = 0;
-  const byType: { notificationType: string; unreadCount: number; readCount: number }[] = [];
-  for (const r of rows) {
-    const unreadCount = Number(r.unread_count);
-    const readCount = Number(r.read_count);
-    unread += unreadCount;
-    read += readCount;
-    if (unreadCount !== 0 || readCount !== 0) byType.push({ notificationType: r.notification_type, unreadCount, readCount });
-  }
-  return { unread, read, byType };
+  return sumCounters(rows);
 }
 
-async function listNotifications(userId: string, v: Record<string, unknown>) {
+export async function listNotifications(userId: string, v: Record<string, unknown>) {
   const limit = (v.limit as number | undefined) ?? 25;
   const type = (v.notificationTypeFilter as string | undefined) || null;
   const seen = (v.seen as boolean | undefined) ?? null;
@@ -170,31 +107,12 @@ async function listNotifications(userId: string, v: Record<string, unknown>) {
   };
   const [{ rows }, { total, hasUnread }] = await Promise.all([pageQuery, totals()]);
   const more = rows.length > limit;
-  const notifications = rows.slice(0, limit).map((r) => ({
-    id: r.id,
-    notificationType: r.notification_type,
-    isSeen: r.is_seen,
-    title: r.title,
-    body: r.body,
-    createdAt: (r.created_at as Date).toISOString(),
-    seenAt: r.seen_at ? (r.seen_at as Date).toISOString() : null,
-    contactId: r.contact_id,
-    dealId: r.deal_id,
-    noteId: r.note_id,
-    replyId: r.reply_id,
-    taskId: r.task_id,
-    callId: r.call_id,
-    actionType: r.action_type,
-    actionTargetId: r.action_target_id,
-  }));
+  const notifications = rows.slice(0, limit).map(toNotification);
   const last = rows[limit - 1];
   return { notifications, total, hasUnread, nextCursor: more && last ? encodeCursor(userId, last.created_at, last.id) : null };
 }
 
-// The service's per-user lock, taken in the same statement before any row (src/notifications/feed.data.ts).
-const USER_WRITE_LOCK = `serialized as materialized (select pg_advisory_xact_lock(${0x6e6f7466}, hashtext($1::text)))`;
-
-async function markNotificationsRead(userId: string, v: Record<string, unknown>) {
+export async function markNotificationsRead(userId: string, v: Record<string, unknown>) {
   const isSeen = v.isSeen as boolean;
   const ids = [...new Set((v.notificationIds as string[]).map((id) => id.toLowerCase()))].sort();
   const result = await bound(
@@ -206,7 +124,7 @@ async function markNotificationsRead(userId: string, v: Record<string, unknown>)
   return { success: true, updatedCount: result.rowCount ?? 0 };
 }
 
-async function markAllNotificationsRead(userId: string, v: Record<string, unknown>) {
+export async function markAllNotificationsRead(userId: string, v: Record<string, unknown>) {
   const isSeen = v.isSeen as boolean;
   const type = (v.notificationTypeFilter as string | undefined) || null;
   const { rows } = await bound(
@@ -224,9 +142,11 @@ async function markAllNotificationsRead(userId: string, v: Record<string, unknow
   return { success: true, updatedCount: Number(rows[0].updated) };
 }
 
-async function gateway(req: IncomingMessage, res: ServerResponse) {
+export async function gateway(req: IncomingMessage, res: ServerResponse) {
   const key = await gatewayKey(req);
-  if (!(await consumeWindow(`gateway:${key.id}`, GATEWAY_LIMIT, res))) throw new HttpError(429, 'rate_limited');
+  const decision = await consumeWindow(`gateway:${key.id}`, GATEWAY_LIMIT);
+  setWindowHeaders(res, decision);
+  if (!decision.allowed) throw new HttpError(429, 'rate_limited');
   const body = await readJson(req);
   const variables = (body.variables ?? {}) as Record<string, unknown>;
   switch (body.operationId) {
@@ -249,7 +169,7 @@ async function gateway(req: IncomingMessage, res: ServerResponse) {
 
 const inFlight = new Map<string, number>();
 
-async function skipTrace(req: IncomingMessage, res: ServerResponse) {
+export async function skipTrace(req: IncomingMessage, res: ServerResponse) {
   const startedAt = performance.now();
   const token = bearer(req);
   if (!token?.startsWith('stk_')) throw new HttpError(401, 'invalid_key');
@@ -260,7 +180,9 @@ async function skipTrace(req: IncomingMessage, res: ServerResponse) {
   );
   const key = keys[0] as { id: string; organization_id: string } | undefined;
   if (!key) throw new HttpError(401, 'invalid_key');
-  if (!(await consumeWindow(`skiptrace:${key.id}`, SKIPTRACE_LIMIT, res))) throw new HttpError(429, 'rate_limited');
+  const decision = await consumeWindow(`skiptrace:${key.id}`, SKIPTRACE_LIMIT);
+  setWindowHeaders(res, decision);
+  if (!decision.allowed) throw new HttpError(429, 'rate_limited');
   inFlight.set(key.id, (inFlight.get(key.id) ?? 0) + 1);
   try {
     const body = await readJson(req);
@@ -308,38 +230,4 @@ async function skipTrace(req: IncomingMessage, res: ServerResponse) {
   }
 }
 
-// --- HTTP -----------------------------------------------------------------------------------
-
-function send(res: ServerResponse, status: number, payload: unknown) {
-  const body = JSON.stringify(payload);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    'x-request-id': randomUUID(),
-  });
-  res.end(body);
-}
-
-const server = createServer(async (req, res) => {
-  try {
-    if (req.method === 'POST' && req.url === '/api/v1/call') return send(res, 200, { data: await gateway(req, res) });
-    if (req.method === 'POST' && req.url === '/api/v1/skiptrace') return send(res, 200, await skipTrace(req, res));
-    if (req.method === 'GET' && req.url === '/readyz') {
-      await sql('select 1');
-      await redis.ping();
-      return send(res, 200, { status: 'ready' });
-    }
-    throw new HttpError(404, 'not_found');
-  } catch (error) {
-    if (error instanceof HttpError) return send(res, error.status, { error: { code: error.code, message: error.code } });
-    if ((error as { code?: string }).code === 'ECONNRESET') return; // the client went away (the end of a load run)
-    console.error(error);
-    return send(res, 500, { error: { code: 'internal_error', message: 'Unexpected error; retry.' } });
-  }
-});
-server.keepAliveTimeout = 72_000;
-server.listen(Number(env.PORT ?? 4001), '127.0.0.1');
-
-const shutdown = () => server.close(() => void Promise.all([pool.end(), redis.quit()]).finally(() => process.exit(0)));
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+export const naiveFloor: FloorRoutes = { gateway, skipTrace };
