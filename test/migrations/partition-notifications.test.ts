@@ -210,7 +210,7 @@ describe.skipIf(!process.env.DATABASE_URL)('partitioning notifications by hash (
     await expect(rebuildNotifications(db, { partitions: PARTITIONS })).rejects.toThrow('already partitioned');
   });
 
-  it("reads one partition for a user's page, counts' rows and marks", async () => {
+  it("reads one partition for a user's page, search count, mark by id and mark of everything", async () => {
     const id = user(21);
     const [{ part }] = await rows(`select tableoid::regclass::text as part from notifications where user_id = $1 limit 1`, [id]);
     expect(part).toMatch(/^notifications_p\d+$/);
@@ -226,6 +226,14 @@ describe.skipIf(!process.env.DATABASE_URL)('partitioning notifications by hash (
         id,
         before.pages[id].first.slice(0, 3),
       ]),
+    ).toEqual([part]);
+    // A mark of everything as feed.data.ts writes it: the user's advisory lock first, in a CTE joined to the update.
+    expect(
+      await explainRelations(
+        `with serialized as materialized (select pg_advisory_xact_lock(${0x6e6f7466}, hashtext($1::text)))
+         update notifications set is_seen = $2, seen_at = now() from serialized where user_id = $3 and is_seen = $4`,
+        [id, true, id, false],
+      ),
     ).toEqual([part]);
   });
 
