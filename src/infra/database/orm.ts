@@ -33,8 +33,8 @@ const shared = (log?: Logger) => ({
   logger: (message: string) => log?.debug({ component: 'mikro-orm' }, message),
 });
 
-/** Arbitrary constant naming this service's migration lock. */
-const MIGRATION_LOCK_ID = 724_513_901;
+/** Arbitrary constant naming this service's migration lock (also held by `scripts/partition-notifications.ts`). */
+export const MIGRATION_LOCK_ID = 724_513_901;
 
 /**
  * Instances starting together must not run migrations at once (each would try to create the same
