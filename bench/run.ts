@@ -200,9 +200,9 @@ async function measure(scenario: Scenario, servers: Record<ServerKind, Server>, 
     };
   });
   for (const row of rows) {
-    const byRound = row.runs.map((x) => x.rps.toFixed(0)).join(', ');
+    const byRound = row.runs.map((x) => x.rps.toFixed(x.rps < 10 ? 2 : 0)).join(', ');
     log(
-      `${scenario.id.padEnd(13)} ${row.label.padEnd(24)} ${row.rps.toFixed(0).padStart(6)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms  ` +
+      `${scenario.id.padEnd(13)} ${row.label.padEnd(24)} ${row.rps.toFixed(row.rps < 10 ? 2 : 0).padStart(6)} req/s  p50 ${row.p50.toFixed(1)} ms  p99 ${row.p99.toFixed(1)} ms  ` +
         `cpu ${row.cpuMs.toFixed(2)} ms/req  errors ${row.errors}  (rounds: ${byRound})`,
     );
   }

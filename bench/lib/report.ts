@@ -57,6 +57,8 @@ export interface ReportInput {
 const fmt = (n: number, digits = 0) =>
   Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '–';
 const ms = (n: number) => (n < 10 ? fmt(n, 1) : fmt(n, 0));
+/** req/s: whole numbers, but the markAll scenario's fractions (two requests of seconds each per round) keep two digits. */
+const rate = (n: number) => (n < 10 ? fmt(n, 2) : fmt(n, 0));
 const verdict = (ok: boolean) => (ok ? '**met**' : '**not met**');
 const ratio = (a: number, b: number) => `${fmt(a / b, 2)}×`;
 
@@ -95,7 +97,7 @@ export function render(input: ReportInput): string {
       return row.server === 'floor' ? `(${ratio(row.rps, other.rps)})` : '';
     };
     lines.push(
-      `| ${row === rows.find((r) => r.scenario === row.scenario) ? row.scenario.title : ''} | ${row.label} | ${fmt(row.rps)} | ${row.runs.map((x) => fmt(x.rps)).join(' / ')} | ${ms(row.p50)} | ${ms(row.p99)} | ${row.errors} | ${fmt(row.peakRssMiB)} | ${fmt(row.cpuMs, 2)} | ` +
+      `| ${row === rows.find((r) => r.scenario === row.scenario) ? row.scenario.title : ''} | ${row.label} | ${rate(row.rps)} | ${row.runs.map((x) => rate(x.rps)).join(' / ')} | ${ms(row.p50)} | ${ms(row.p99)} | ${row.errors} | ${fmt(row.peakRssMiB)} | ${fmt(row.cpuMs, 2)} | ` +
         `${row.server === 'service' ? against('floor') : ''} | ${against('naive')} | ${against('postgraphile')} |`,
     );
   }
