@@ -203,7 +203,7 @@ function evaluate(target: Target, input: ReportInput): Line[] {
         return line(
           `${target.name} (${phase} data dir)`,
           service - bare,
-          `${fmt(service)} ms vs ${fmt(bare)} ms: +${fmt(service - bare)} ms`,
+          `${fmt(service)} ms vs ${fmt(bare)} ms: ${service >= bare ? '+' : '−'}${fmt(Math.abs(service - bare))} ms`,
         );
       });
     }
