@@ -1,15 +1,16 @@
 /**
  * Profiles one server on one scenario: `tsx bench/profile.ts --scenario feed --server service
- * [--seconds 15] [--quick]`. Starts the server with `--cpu-prof` (profile written to
- * bench/.data/profiles/ when it exits), runs the scenario's load against it alone, prints the
- * figures and the top functions by self time. The data set must exist (run the bench once).
+ * [--seconds 15] [--quick]` (servers: service, floor (the same-SQL floor), naive, postgraphile).
+ * Starts the server with `--cpu-prof` (profile written to bench/.data/profiles/ when it exits),
+ * runs the scenario's load against it alone (wrk), prints the figures and the top functions by
+ * self time. The data set must exist (run the bench once).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_SEED, FULL, QUICK } from './generate-data.js';
 import { withDatabase } from './lib/common.js';
-import { runLoad } from './lib/load.js';
-import { buildService, memoryOf, ROOT, startServer } from './lib/servers.js';
+import { findWrk, runLoad } from './lib/load.js';
+import { buildService, memoryOf, ROOT, SERVERS, startServer } from './lib/servers.js';
 import { buildScenarios, loadFixture, type ServerKind } from './scenarios.js';
 
 const argv = process.argv.slice(2);
@@ -31,9 +32,10 @@ const probeFile = join(ROOT, 'bench/.data/memory-probe.jsonl');
 
 const url = withDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', quick ? 'bench_quick' : 'bench');
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const scripts: Record<ServerKind, string> = { service: 'dist/main.js', floor: 'bench/floor.ts', postgraphile: 'bench/postgraphile.ts' };
 const dir = join(ROOT, 'bench/.data/profiles');
 
+if (!(serverKind in SERVERS)) throw new Error(`--server: one of ${Object.keys(SERVERS).join(', ')}`);
+findWrk();
 const fixture = await loadFixture(url, scale, DEFAULT_SEED, 32);
 const scenario = buildScenarios(fixture, 32).find((s) => s.id === scenarioId);
 const target = scenario?.targets.find((t) => t.server === serverKind);
@@ -42,7 +44,7 @@ if (!scenario || !target) throw new Error(`no target ${serverKind} in scenario $
 if (serverKind === 'service') buildService(serviceRoot);
 const server = await startServer({
   name: `profile-${serverKind}`,
-  script: scripts[serverKind],
+  script: SERVERS[serverKind].script,
   port: 4320,
   cwd: serverKind === 'service' ? serviceRoot : ROOT,
   nodeArgs: [
@@ -52,6 +54,7 @@ const server = await startServer({
     join(ROOT, 'bench/lib/memory-probe.ts'),
   ],
   env: {
+    ...SERVERS[serverKind].env,
     ...extraEnv,
     MEMORY_PROBE_FILE: probeFile,
     DATABASE_URL: url,

@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- --quick]`: builds the data, starts the servers, runs every scenario against
- * the service, the raw floor and PostGraphile in alternation, checks the counts (`lib/checks.ts`),
+ * the service, the same-SQL floor, the naive floor and PostGraphile (where the scenario has it) in
+ * alternation, load from wrk (`lib/load.ts`), checks the counts (`lib/checks.ts`),
  * measures embedded start-up, prints the table with ratios and targets (`lib/report.ts`, the targets
  * in `targets.ts`), and writes it to bench/results/latest.md (`latest-quick.md` for --quick, so a
  * quick run never overwrites the full run's file).
@@ -9,7 +10,9 @@
  * its own `bench` / `bench_quick` database there) and REDIS_URL.
  *
  * Options: --quick, --rounds N, --seconds N, --warmup N, --only id,id, --regenerate, --no-startup,
- * --service-root DIR (run the service from another work tree, e.g. a copy with a proposed change).
+ * --service-root DIR (run the service from another work tree, e.g. a copy with a proposed change),
+ * --compare-autocannon (each round also loads every server with autocannon from this process, to
+ * compare the two load generators' ratios).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,9 +22,9 @@ import pg from 'pg';
 import { DEFAULT_SEED, ensureData, FULL, QUICK, restoreHeavyUserReadState, type GenerationReport } from './generate-data.js';
 import { checkCounts, type CountCheck } from './lib/checks.js';
 import { log, median, withDatabase } from './lib/common.js';
-import { runLoad, type RunResult } from './lib/load.js';
+import { findWrk, runLoad, type LoadGenerator, type RunResult } from './lib/load.js';
 import { render, type Row, type StartupResult } from './lib/report.js';
-import { buildService, memoryOf, ROOT, startServer, type Server } from './lib/servers.js';
+import { buildService, memoryOf, ROOT, SERVERS, startServer, type Server } from './lib/servers.js';
 import { buildScenarios, loadFixture, verifyScenario, type Scenario, type ServerKind } from './scenarios.js';
 import { FULL_STREAMS, measureStreams, QUICK_STREAMS, STREAM_SCENARIO, type StreamResult } from './streams.js';
 
@@ -40,11 +43,8 @@ const seconds = Number(option('seconds') ?? (quick ? 0.5 : 10));
 const warmup = Number(option('warmup') ?? (quick ? 0.2 : 3));
 const serviceRoot = option('service-root') ?? ROOT;
 const only = option('only')?.split(',');
+const compareAutocannon = flag('compare-autocannon');
 const seed = DEFAULT_SEED;
-
-const PORTS: Record<ServerKind, number> = { service: 4301, floor: 4302, postgraphile: 4303 };
-// The service runs as `npm start` runs it: the bundle `npm run build` writes (built when the run starts).
-const SCRIPTS: Record<ServerKind, string> = { service: 'dist/main.js', floor: 'bench/floor.ts', postgraphile: 'bench/postgraphile.ts' };
 const PLATFORM_TOKEN = 'bench-platform-token-0123456789';
 const LIMITS = {
   // Thousands of keys are used; the windows are raised as well so a burst on one key is never what is measured.
@@ -57,12 +57,13 @@ async function main() {
   const baseUrl = process.env.DATABASE_URL;
   const redisUrl = process.env.REDIS_URL;
   if (!baseUrl || !redisUrl) throw new Error('Set DATABASE_URL (the PostgreSQL server to use) and REDIS_URL.');
+  findWrk(); // before anything is built or started: without wrk there is no run
   const database = quick ? 'bench_quick' : 'bench';
   const url = withDatabase(baseUrl, database);
   const started = performance.now();
   const load0 = loadavg();
   const commit = serviceCommit();
-  log(`${scale.name} run: ${rounds} rounds × ${seconds} s per server and scenario, ${CONNECTIONS} connections, database ${database}`);
+  log(`${scale.name} run: ${rounds} rounds × ${seconds} s per server and scenario, ${CONNECTIONS} connections (wrk), database ${database}`);
 
   await createDatabase(baseUrl, database);
   buildService(serviceRoot);
@@ -77,23 +78,17 @@ async function main() {
     const common = { DATABASE_URL: url, REDIS_URL: redisUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...LIMITS };
     // The service first: its migrations create the schema the data goes into.
     servers.service = await startServer({
-      name: 'service',
-      script: SCRIPTS.service,
+      ...SERVERS.service,
       cwd: serviceRoot,
-      port: PORTS.service,
       env: { ...common, INTERNAL_API_TOKEN: PLATFORM_TOKEN },
     });
     generation = await ensureData(url, scale, seed, { force: flag('regenerate') });
     log(generation.generated ? `data generated in ${generation.seconds.toFixed(1)} s` : 'data already in place (same seed and scale)');
     const fixture = await loadFixture(url, scale, seed, CONNECTIONS);
-    [servers.floor, servers.postgraphile] = await Promise.all([
-      startServer({ name: 'raw-floor', script: SCRIPTS.floor, port: PORTS.floor, env: common }),
-      startServer({
-        name: 'postgraphile',
-        script: SCRIPTS.postgraphile,
-        port: PORTS.postgraphile,
-        env: { DATABASE_URL: url, NODE_ENV: 'production' },
-      }),
+    [servers.floor, servers.naive, servers.postgraphile] = await Promise.all([
+      startServer({ ...SERVERS.floor, env: common }),
+      startServer({ ...SERVERS.naive, env: { ...common, ...SERVERS.naive.env } }),
+      startServer({ ...SERVERS.postgraphile, env: { DATABASE_URL: url, NODE_ENV: 'production' } }),
     ]);
     const urls = Object.fromEntries(Object.entries(servers).map(([k, s]) => [k, s!.url])) as Record<ServerKind, string>;
 
@@ -133,7 +128,11 @@ async function main() {
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
   // Only a complete full run replaces latest.md; partial or modified runs go beside it, uncommitted.
   const complete =
-    !only && serviceRoot === ROOT && ['rounds', 'seconds', 'warmup'].every((o) => option(o) === undefined) && !flag('no-startup');
+    !only &&
+    serviceRoot === ROOT &&
+    ['rounds', 'seconds', 'warmup'].every((o) => option(o) === undefined) &&
+    !flag('no-startup') &&
+    !compareAutocannon;
   const file = join(ROOT, 'bench/results', quick ? 'latest-quick.md' : complete ? 'latest.md' : 'latest-partial.md');
   writeFileSync(file, report);
   log(`written to ${file}`);
@@ -166,18 +165,23 @@ async function measure(scenario: Scenario, servers: Record<ServerKind, Server>, 
   const problem = await verifyScenario(scenario, urls);
   if (problem) throw new Error(`${scenario.id}: ${problem}`);
   const runs = new Map(scenario.targets.map((t) => [t, [] as RunResult[]]));
-  const run = (target: Scenario['targets'][number], secs: number) =>
+  const autocannonRuns = new Map(scenario.targets.map((t) => [t, [] as RunResult[]]));
+  const run = (target: Scenario['targets'][number], secs: number, generator: LoadGenerator = 'wrk') =>
     runLoad({
       url: servers[target.server].url,
       pid: servers[target.server].pid,
       connections: scenario.load?.connections ?? CONNECTIONS,
       seconds: secs,
       perConnection: target.requests,
+      generator,
       ...(scenario.load && { amount: scenario.load.requestsPerRound, timeoutSeconds: scenario.load.timeoutSeconds }),
     });
+  // A scenario with its own load (markAll) runs on autocannon anyway: nothing to compare.
+  const compare = compareAutocannon && !scenario.load;
   for (const target of scenario.targets) await run(target, warmup);
   for (let round = 0; round < rounds; round++) {
     for (const target of scenario.targets) runs.get(target)!.push(await run(target, seconds));
+    if (compare) for (const target of scenario.targets) autocannonRuns.get(target)!.push(await run(target, seconds, 'autocannon'));
   }
   const rows = scenario.targets.map((target): Row => {
     const r = runs.get(target)!;
@@ -192,16 +196,20 @@ async function measure(scenario: Scenario, servers: Record<ServerKind, Server>, 
       errors: r.reduce((a, x) => a + x.errors, 0),
       peakRssMiB: Math.max(...r.map((x) => x.peakRssMiB)),
       cpuMs: median(r.map((x) => x.cpuMsPerRequest)),
+      ...(compare && { autocannon: autocannonRuns.get(target)! }),
     };
   });
   for (const row of rows) {
-    const byRound = row.runs.map((x) => x.rps.toFixed(0)).join(', ');
+    const byRound = row.runs.map((x) => x.rps.toFixed(x.rps < 10 ? 2 : 0)).join(', ');
     log(
-      `${scenario.id.padEnd(13)} ${row.label.padEnd(17)} ${row.rps.toFixed(0).padStart(6)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms  ` +
+      `${scenario.id.padEnd(13)} ${row.label.padEnd(24)} ${row.rps.toFixed(row.rps < 10 ? 2 : 0).padStart(6)} req/s  p50 ${row.p50.toFixed(1)} ms  p99 ${row.p99.toFixed(1)} ms  ` +
         `cpu ${row.cpuMs.toFixed(2)} ms/req  errors ${row.errors}  (rounds: ${byRound})`,
     );
   }
-  for (const row of rows) if (row.errors) log(`  ${row.label} status codes: ${JSON.stringify(row.runs.map((x) => x.statusCodes))}`);
+  for (const row of rows) if (row.errors) log(`  ${row.label} errors by kind: ${JSON.stringify(row.runs.map((x) => x.errorKinds))}`);
+  for (const row of rows)
+    if (row.autocannon)
+      log(`  ${row.label}: autocannon ${median(row.autocannon.map((x) => x.rps)).toFixed(0)} req/s (wrk ${row.rps.toFixed(0)})`);
   return rows;
 }
 
@@ -221,7 +229,7 @@ async function measureStartup(rounds: number): Promise<StartupResult> {
       for (const phase of ['fresh', 'reopened'] as const) {
         const server = await startServer({
           name: `startup-${kind}`,
-          script: kind === 'bare' ? join(ROOT, 'bench/lib/pglite-bare.mjs') : SCRIPTS.service,
+          script: kind === 'bare' ? join(ROOT, 'bench/lib/pglite-bare.mjs') : SERVERS.service.script,
           cwd: kind === 'bare' ? ROOT : serviceRoot,
           port: 4310,
           env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production' },

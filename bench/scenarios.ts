@@ -1,7 +1,7 @@
 /**
  * The scenarios: what each server is asked, per connection. Every connection speaks for its own
  * users with their own keys (thousands of keys per scenario), so no single key's rate window is
- * what is measured. The service and the raw floor receive byte-identical requests; PostGraphile
+ * what is measured. The service and both floors receive byte-identical requests; PostGraphile
  * receives its equivalent of the feed query.
  */
 import { readFileSync } from 'node:fs';
@@ -18,9 +18,9 @@ import {
 } from './generate-data.js';
 import { prng, seededUuid } from './lib/common.js';
 import type { HttpRequest } from './lib/load.js';
-import { ROOT } from './lib/servers.js';
+import { ROOT, type ServerKind } from './lib/servers.js';
 
-export type ServerKind = 'service' | 'floor' | 'postgraphile';
+export type { ServerKind };
 
 export interface Target {
   server: ServerKind;
@@ -191,9 +191,11 @@ const peerPageOf = (body: unknown) => {
 export function buildScenarios(f: Fixture, connections: number): Scenario[] {
   const twins = (requests: (connection: number) => HttpRequest[], comparable: (body: unknown) => unknown = restData): Target[] => [
     { server: 'service', label: 'service', requests, comparable },
-    { server: 'floor', label: 'raw floor', requests, comparable },
+    { server: 'floor', label: 'same-SQL floor', requests, comparable },
+    { server: 'naive', label: 'naive floor', requests, comparable },
   ];
   const typical = (c: number) => share(f.typical, c, connections);
+  const typicalFeed = (c: number) => typical(c).map((u) => call(u.key, 'listNotifications', {}));
   const heavyKeys = (c: number) =>
     share(
       f.heavy.keys.map((key) => ({ userId: f.heavy.userId, key })),
@@ -206,7 +208,7 @@ export function buildScenarios(f: Fixture, connections: number): Scenario[] {
       id: 'feed',
       title: 'listNotifications, first page (typical users)',
       targets: [
-        ...twins((c) => typical(c).map((u) => call(u.key, 'listNotifications', {})), pageOf),
+        ...twins(typicalFeed, pageOf),
         { server: 'postgraphile', label: 'PostGraphile', requests: (c) => typical(c).map(peerFeed), comparable: peerPageOf },
       ],
     },
@@ -294,12 +296,9 @@ export function buildScenarios(f: Fixture, connections: number): Scenario[] {
       title: 'the feed query over GraphQL (/graphql), typical users',
       targets: [
         { server: 'service', label: 'service /graphql', requests: (c) => typical(c).map(serviceGraphqlFeed), comparable: graphqlPageOf },
-        {
-          server: 'floor',
-          label: 'raw floor',
-          requests: (c) => typical(c).map((u) => call(u.key, 'listNotifications', {})),
-          comparable: pageOf,
-        },
+        // The floors have no /graphql: theirs is the gateway's feed, the same page.
+        { server: 'floor', label: 'same-SQL floor (gateway)', requests: typicalFeed, comparable: pageOf },
+        { server: 'naive', label: 'naive floor (gateway)', requests: typicalFeed, comparable: pageOf },
         { server: 'postgraphile', label: 'PostGraphile', requests: (c) => typical(c).map(peerFeed), comparable: peerPageOf },
       ],
     },

@@ -7,6 +7,21 @@ import { sleep } from './common.js';
 export const ROOT = new URL('../..', import.meta.url).pathname;
 export const LOG_DIR = join(ROOT, 'bench/.data/logs');
 
+/** The servers under test: the service, the two floors and the peer. */
+export type ServerKind = 'service' | 'floor' | 'naive' | 'postgraphile';
+
+/**
+ * How each kind is started: its script (the service as `npm start` runs it: the bundle `npm run
+ * build` writes), the port the run gives it, its log name, the env it adds. Both floors are
+ * `bench/floor.ts`; `FLOOR=naive` selects the naive one.
+ */
+export const SERVERS: Record<ServerKind, { script: string; port: number; name: string; env?: Record<string, string> }> = {
+  service: { script: 'dist/main.js', port: 4301, name: 'service' },
+  floor: { script: 'bench/floor.ts', port: 4302, name: 'same-sql-floor' },
+  postgraphile: { script: 'bench/postgraphile.ts', port: 4303, name: 'postgraphile' },
+  naive: { script: 'bench/floor.ts', port: 4304, name: 'naive-floor', env: { FLOOR: 'naive' } },
+};
+
 /**
  * Every server runs on one Node: the project's own (`node_modules/.bin/node`, the `node` package
  * in dependencies), whichever Node launched the harness; the machine's may be older.
