@@ -180,8 +180,10 @@ async function measure(scenario: Scenario, servers: Record<ServerKind, Server>, 
   const compare = compareAutocannon && !scenario.load;
   for (const target of scenario.targets) await run(target, warmup);
   for (let round = 0; round < rounds; round++) {
-    for (const target of scenario.targets) runs.get(target)!.push(await run(target, seconds));
-    if (compare) for (const target of scenario.targets) autocannonRuns.get(target)!.push(await run(target, seconds, 'autocannon'));
+    // Each round starts with the next target (A B C, B C A, C A B): no server always runs first or last.
+    const order = scenario.targets.map((_, i) => scenario.targets[(i + round) % scenario.targets.length]);
+    for (const target of order) runs.get(target)!.push(await run(target, seconds));
+    if (compare) for (const target of order) autocannonRuns.get(target)!.push(await run(target, seconds, 'autocannon'));
   }
   const rows = scenario.targets.map((target): Row => {
     const r = runs.get(target)!;
