@@ -1,11 +1,7 @@
-import * as nodeModule from 'node:module';
-
-// V8's compiled code for the service and its dependencies is kept on disk (in NODE_COMPILE_CACHE,
-// else the system's temporary directory) and reused by the next start: loading the modules is
-// most of a start's own work. Set NODE_DISABLE_COMPILE_CACHE=1 to turn it off. Everything else is
-// imported below, after this, so that all of it is cached. (Node 22.8 and later; the project's
-// own Node is 24.)
-nodeModule.enableCompileCache?.();
+import { createLogger } from './infra/logger.js';
+import { ConfigError, loadConfig } from './infra/config.js';
+import { beginEmbeddedEngine } from './infra/database/embedded-engine.js';
+import { DataDirInUseError } from './infra/database/data-dir-lock.js';
 
 const DRAIN_TIMEOUT_MS = 10_000;
 
@@ -13,7 +9,6 @@ const DRAIN_TIMEOUT_MS = 10_000;
 class StartupRefusal extends Error {}
 
 async function main() {
-  const [{ createLogger }, { ConfigError, loadConfig }] = await Promise.all([import('./infra/logger.js'), import('./infra/config.js')]);
   let config;
   try {
     config = loadConfig();
@@ -28,10 +23,7 @@ async function main() {
   // The embedded engine starts first: PGlite has begun opening the data dir (its WebAssembly
   // compiling on V8's background threads, its files being read) before the service's modules load
   // (app.js is imported only now, and the build keeps it a separate chunk).
-  const embeddedEngine =
-    config.database.kind === 'embedded'
-      ? (await (await import('./infra/database/embedded-engine.js')).beginEmbeddedEngine(config.database)).engine
-      : undefined;
+  const embeddedEngine = config.database.kind === 'embedded' ? (await beginEmbeddedEngine(config.database)).engine : undefined;
   const { buildApp } = await import('./server/app.js');
   const app = await buildApp(config, log, { embeddedEngine });
 
@@ -96,8 +88,6 @@ async function main() {
 
 main().catch((error) => {
   // A refusal is an operator's situation, not a bug: one line, no stack.
-  // DataDirInUseError by name: its module is loaded only in the embedded mode.
-  const refusal = error instanceof StartupRefusal || (error instanceof Error && error.name === 'DataDirInUseError');
-  console.error(refusal ? (error as Error).message : error);
+  console.error(error instanceof DataDirInUseError || error instanceof StartupRefusal ? error.message : error);
   process.exit(1);
 });
