@@ -12,7 +12,8 @@
  * Options: --quick, --rounds N, --seconds N, --warmup N, --only id,id, --regenerate, --no-startup,
  * --service-root DIR (run the service from another work tree, e.g. a copy with a proposed change),
  * --compare-autocannon (each round also loads every server with autocannon from this process, to
- * compare the two load generators' ratios).
+ * compare the two load generators' ratios),
+ * --startup-only (only the embedded start-up, printed as medians: no servers, data or scenarios).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -65,6 +66,15 @@ async function main() {
   const commit = serviceCommit();
   log(`${scale.name} run: ${rounds} rounds × ${seconds} s per server and scenario, ${CONNECTIONS} connections (wrk), database ${database}`);
 
+  if (flag('startup-only')) {
+    buildService(serviceRoot);
+    const startup = await measureStartup(Number(option('rounds') ?? (quick ? 1 : 3)));
+    for (const phase of ['fresh', 'reopened'] as const) {
+      const [service, bare] = [median(startup.service[phase]), median(startup.bare[phase])];
+      log(`start-up ${phase}: service ${service.toFixed(0)} ms, bare PGlite ${bare.toFixed(0)} ms, +${(service - bare).toFixed(0)} ms`);
+    }
+    return;
+  }
   await createDatabase(baseUrl, database);
   buildService(serviceRoot);
   const servers: Partial<Record<ServerKind, Server>> = {};

@@ -1,6 +1,6 @@
 import { createLogger } from './infra/logger.js';
 import { ConfigError, loadConfig } from './infra/config.js';
-import { startEmbeddedEngine } from './infra/database/embedded-engine.js';
+import { beginEmbeddedEngine } from './infra/database/embedded-engine.js';
 import { DataDirInUseError } from './infra/database/data-dir-lock.js';
 
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -20,10 +20,10 @@ async function main() {
     throw error;
   }
   const log = createLogger(config.logLevel);
-  // The embedded engine starts first, so its WebAssembly compiles while the service's modules
-  // load (app.js is imported only now, and the build keeps it a separate chunk).
-  const embeddedEngine = config.database.kind === 'embedded' ? startEmbeddedEngine(config.database) : undefined;
-  embeddedEngine?.catch(() => undefined); // awaited (and reported) by buildApp; not an unhandled rejection meanwhile
+  // The embedded engine starts first: PGlite has begun opening the data dir (its WebAssembly
+  // compiling on V8's background threads, its files being read) before the service's modules load
+  // (app.js is imported only now, and the build keeps it a separate chunk).
+  const embeddedEngine = config.database.kind === 'embedded' ? (await beginEmbeddedEngine(config.database)).engine : undefined;
   const { buildApp } = await import('./server/app.js');
   const app = await buildApp(config, log, { embeddedEngine });
 

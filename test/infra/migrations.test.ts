@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { MikroORM } from '@mikro-orm/postgresql';
@@ -34,6 +37,75 @@ describe('migrations', () => {
     } finally {
       await db.close();
     }
+  });
+
+  // A data dir written by an older version (fewer migrations) is brought up to date when it is
+  // reopened; once up to date, a reopen runs nothing and never loads the migrator (start-up).
+  it('upgrade an embedded data dir created by an older migration set, then leave it alone', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'migrations-upgrade-'));
+    const older = migrationsList[migrationsList.length - 3].name;
+    const executedNames = async (db: Awaited<ReturnType<typeof openDatabase>>) =>
+      (await db.sql.execute<{ name: string }[]>('select name from mikro_orm_migrations order by id')).map((row) => row.name);
+    const migratorLoaded = (db: Awaited<ReturnType<typeof openDatabase>>) =>
+      db.orm.config.getExtension('@mikro-orm/migrator') !== undefined;
+    try {
+      const old = await openDatabase({ kind: 'embedded', dataDir }, undefined, undefined, { migrateTo: older });
+      expect(await executedNames(old)).toEqual(migrationsList.slice(0, -2).map((m) => m.name));
+      await old.close();
+
+      const upgraded = await openDatabase({ kind: 'embedded', dataDir });
+      try {
+        expect(upgraded.freshEmbedded).toBe(false);
+        expect(migratorLoaded(upgraded)).toBe(true);
+        expect(await executedNames(upgraded)).toEqual(migrationsList.map((m) => m.name));
+      } finally {
+        await upgraded.close();
+      }
+
+      const reopened = await openDatabase({ kind: 'embedded', dataDir });
+      try {
+        expect(reopened.freshEmbedded).toBe(false);
+        expect(migratorLoaded(reopened)).toBe(false);
+        expect(await executedNames(reopened)).toEqual(migrationsList.map((m) => m.name));
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  // An up-to-date database opens without waiting for the migration lock (one query), while one
+  // with a migration pending waits for it, so two instances never migrate at once.
+  it.skipIf(!process.env.DATABASE_URL)('take the migration lock only when a migration is pending', async () => {
+    await withFreshDatabase('migrate_lock', async (url) => {
+      await (await openDatabase({ kind: 'postgres', url, poolMax: 2 })).close();
+      const holder = new pg.Client({ connectionString: url });
+      await holder.connect();
+      try {
+        await holder.query('select pg_advisory_lock(724513901)');
+        const db = await openDatabase({ kind: 'postgres', url, poolMax: 2 });
+        expect(db.orm.config.getExtension('@mikro-orm/migrator')).toBeUndefined();
+        await db.close();
+
+        // The last migration (a `create or replace function`) pending again: this open waits for the lock.
+        await holder.query(`delete from mikro_orm_migrations where name = $1`, [migrationsList[migrationsList.length - 1].name]);
+        let opened = false;
+        const pending = openDatabase({ kind: 'postgres', url, poolMax: 2 }).then((opening) => ((opened = true), opening));
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        expect(opened).toBe(false);
+        await holder.query('select pg_advisory_unlock(724513901)');
+        const migrated = await pending;
+        try {
+          const names = await migrated.sql.execute<{ name: string }[]>('select name from mikro_orm_migrations order by name');
+          expect(names.map((row) => row.name)).toEqual(migrationsList.map((m) => m.name).sort());
+        } finally {
+          await migrated.close();
+        }
+      } finally {
+        await holder.end();
+      }
+    });
   });
 
   // Instances starting together against one PostgreSQL must not race each other's migrations.

@@ -80,6 +80,11 @@ describe('npm start on a fresh machine (embedded database, no Redis)', () => {
   it('reopens the same data dir without seeding again or printing a key, reprints the ids and hints, and the data is still there', async () => {
     expect(await running!.stop()).toBe(0);
     running = await spawnService(embedded);
+    // Ready means ready: the first call after the first 200 on /readyz is served (start-up defers
+    // nothing a call needs: migrations checked, key lookup, compiled operation, rate window).
+    const first = await counts(running, gatewayKey);
+    expect(first.status).toBe(200);
+    expect(first.body.data.unreadCount + first.body.data.readCount).toBe(40);
     const banner = await bannerOf(running);
     expect(printedKeys(running)).toEqual([]);
     expect(running.logs.join('')).not.toContain('Demo data seeded');
