@@ -111,6 +111,11 @@ describe('/graphql fast path', () => {
     expect(unknown.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
     const none = await sameOnBothPaths({ query: two }, false);
     expect(none.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    // An empty operationName selects no operation, even once the document runs compiled without one.
+    const one = '{ notificationCounts { readCount } }';
+    await sameOnBothPaths({ query: one }, true);
+    const empty = await sameOnBothPaths({ query: one, operationName: '' }, false);
+    expect(empty.body.errors[0].message).toBe('Could not determine what operation to execute.');
     // Params, media types and operations the fast path does not take.
     const counts = '{ notificationCounts { unreadCount } }';
     await sameOnBothPaths({ query: counts }, true);

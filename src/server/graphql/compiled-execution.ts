@@ -60,10 +60,12 @@ export interface CompiledDocuments {
   lookup(text: string, operationName: string | null | undefined): Compiled | undefined;
 }
 
-// Keyed by a hash: a document's text may be megabytes of string literals.
+// Keyed by a hash: a document's text may be megabytes of string literals. The operation name is
+// length-prefixed, so no name and text can pass for another pair, and no name ('' included, which
+// selects no operation) passes for an absent one.
 const keyOf = (text: string, operationName: string | null | undefined) =>
   createHash('sha256')
-    .update(`${operationName ?? ''}\n${text}`)
+    .update(`${operationName == null ? '-' : `${operationName.length}:${operationName}`}\n${text}`)
     .digest('base64');
 
 export function createCompiledDocuments(): CompiledDocuments {
