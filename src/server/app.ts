@@ -10,6 +10,8 @@ import { createAuthenticator } from '../auth/authenticate.js';
 import { createRateWindows } from '../auth/rate-windows.js';
 import { schema } from './schema.js';
 import { createYogaServer } from './graphql/yoga.js';
+import { createCompiledDocuments } from './graphql/compiled-execution.js';
+import { createGraphqlFastPath } from './graphql/fast-path.js';
 import { createOperationExecutor, createOperationSubscriber } from './rest/operation-executor.js';
 import { registerGraphqlRoutes } from './graphql/graphql.routes.js';
 import { buildOperationRegistry } from './gateway/operation-registry.js';
@@ -96,7 +98,8 @@ export async function buildApp(
     notificationEvents: createNotificationEvents({ sql: database.sql, bus: eventBus, log }),
   };
 
-  const yoga = createYogaServer(services);
+  const compiledDocuments = createCompiledDocuments();
+  const yoga = createYogaServer(services, compiledDocuments);
   const executeOperation = createOperationExecutor(schema, services);
   const subscribeOperation = createOperationSubscriber(schema, services);
   const registry = buildOperationRegistry(schema);
@@ -113,7 +116,7 @@ export async function buildApp(
   });
   registerHealthRoutes(http, services);
   registerMetricsRoute(http, services);
-  registerGraphqlRoutes(http, { services, yoga });
+  registerGraphqlRoutes(http, { services, yoga, fastPath: createGraphqlFastPath({ services, yoga, compiled: compiledDocuments }) });
   const restDeps = { services, executeOperation, subscribeOperation };
   registerRestRoute(http, restDeps, gatewayCall);
   registerRestRoute(http, restDeps, skipTraceRoute(schema));

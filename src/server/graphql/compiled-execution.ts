@@ -24,7 +24,7 @@ const COMPILED_BYTES_PER_FIELD = 8 * 1024;
 /** Documents seen once, by a hash of their text, waiting for a second request to be worth compiling. */
 const SEEN_MAX_ENTRIES = 1000;
 
-interface Compiled {
+export interface Compiled {
   query: CompiledQuery;
   fields: number;
 }
@@ -48,7 +48,27 @@ export function expandedFieldCount(document: DocumentNode, operationName: string
   return count;
 }
 
-export function useBoundedCompiledExecution(): Plugin {
+/** The bounded compiled documents of `/graphql`: Yoga's plugin fills them, the route's fast path reads them. */
+export interface CompiledDocuments {
+  /** The Yoga plugin: runs repeated documents compiled, compiling them on their second request. */
+  plugin: Plugin;
+  /**
+   * The compiled form of a document text (and operation name) that has already passed Yoga's
+   * parse, token limit and validation (compilation happens only in `onExecute`), or undefined.
+   * Never compiles anything itself.
+   */
+  lookup(text: string, operationName: string | null | undefined): Compiled | undefined;
+}
+
+// Keyed by a hash: a document's text may be megabytes of string literals. The operation name is
+// length-prefixed, so no name and text can pass for another pair, and no name ('' included, which
+// selects no operation) passes for an absent one.
+const keyOf = (text: string, operationName: string | null | undefined) =>
+  createHash('sha256')
+    .update(`${operationName == null ? '-' : `${operationName.length}:${operationName}`}\n${text}`)
+    .digest('base64');
+
+export function createCompiledDocuments(): CompiledDocuments {
   const compiled = new LRUCache<string, Compiled>({
     max: COMPILED_CACHE_MAX_ENTRIES,
     maxSize: COMPILED_CACHE_MAX_BYTES,
@@ -59,10 +79,7 @@ export function useBoundedCompiledExecution(): Plugin {
   const compiledFor = (args: ExecutionArgs): Compiled | null => {
     const text = args.document.loc?.source.body;
     if (text === undefined) return null;
-    // Keyed by a hash: a document's text may be megabytes of string literals.
-    const key = createHash('sha256')
-      .update(`${args.operationName ?? ''}\n${text}`)
-      .digest('base64');
+    const key = keyOf(text, args.operationName);
     const hit = compiled.get(key);
     if (hit) return hit;
     if (!seen.has(key)) {
@@ -82,12 +99,15 @@ export function useBoundedCompiledExecution(): Plugin {
   };
 
   return {
-    onExecute({ args, setExecuteFn }) {
-      const entry = compiledFor(args);
-      if (entry)
-        setExecuteFn((executionArgs: ExecutionArgs) =>
-          entry.query.query(executionArgs.rootValue, executionArgs.contextValue, executionArgs.variableValues ?? {}),
-        );
+    plugin: {
+      onExecute({ args, setExecuteFn }) {
+        const entry = compiledFor(args);
+        if (entry)
+          setExecuteFn((executionArgs: ExecutionArgs) =>
+            entry.query.query(executionArgs.rootValue, executionArgs.contextValue, executionArgs.variableValues ?? {}),
+          );
+      },
     },
+    lookup: (text, operationName) => compiled.get(keyOf(text, operationName)),
   };
 }

@@ -63,24 +63,28 @@ const INTERNAL_EXTENSIONS = ['originalError', 'stack', 'exception'];
  * Yoga's own request-error codes (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, …) become the
  * contract's BAD_USER_INPUT, and extensions that describe internals are dropped.
  */
+export function withContractErrorCodes(errors: readonly GraphQLError[]): GraphQLError[] {
+  return errors.map((error) => {
+    const code = error.extensions?.code;
+    const leaks = INTERNAL_EXTENSIONS.some((key) => error.extensions && key in error.extensions);
+    if (isGraphqlErrorCode(code) && !leaks) return error;
+    const extensions: Record<string, unknown> = { ...error.extensions, code: isGraphqlErrorCode(code) ? code : 'BAD_USER_INPUT' };
+    for (const key of INTERNAL_EXTENSIONS) delete extensions[key];
+    return new GraphQLError(error.message, {
+      nodes: error.nodes,
+      source: error.source,
+      positions: error.positions,
+      path: error.path,
+      extensions,
+    });
+  });
+}
+
+/** `withContractErrorCodes` on every single result Yoga answers. */
 export const useContractErrorCodes = (): Plugin => ({
   onResultProcess({ result, setResult }) {
     if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
-    const errors = result.errors.map((error) => {
-      const code = error.extensions?.code;
-      const leaks = INTERNAL_EXTENSIONS.some((key) => error.extensions && key in error.extensions);
-      if (isGraphqlErrorCode(code) && !leaks) return error;
-      const extensions: Record<string, unknown> = { ...error.extensions, code: isGraphqlErrorCode(code) ? code : 'BAD_USER_INPUT' };
-      for (const key of INTERNAL_EXTENSIONS) delete extensions[key];
-      return new GraphQLError(error.message, {
-        nodes: error.nodes,
-        source: error.source,
-        positions: error.positions,
-        path: error.path,
-        extensions,
-      });
-    });
-    setResult({ ...result, errors });
+    setResult({ ...result, errors: withContractErrorCodes(result.errors) });
   },
 });
 

@@ -14,6 +14,7 @@ import {
 } from './graphql-errors.js';
 import { printedSchema } from '../schema.js';
 import type { Yoga } from './yoga.js';
+import type { GraphqlFastPath } from './fast-path.js';
 
 /** GraphiQL's page (yoga.ts): its script, styles, workers and favicon are inline, and nothing else may load. */
 const GRAPHIQL_CONTENT_SECURITY_POLICY = selfOnlyContentSecurityPolicy({ inlineScripts: true });
@@ -26,8 +27,8 @@ const GRAPHIQL_CONTENT_SECURITY_POLICY = selfOnlyContentSecurityPolicy({ inlineS
  * Every error of `/graphql`, including those raised before Yoga runs (unreadable body, body limit),
  * is answered in GraphQL's shape, `{"errors": [{message, extensions: {code}}]}`.
  */
-export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Services; yoga: Yoga }) {
-  const { services, yoga } = deps;
+export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Services; yoga: Yoga; fastPath: GraphqlFastPath }) {
+  const { services, yoga, fastPath } = deps;
 
   const refuse = (reply: FastifyReply, refusal: GraphqlRefusal) =>
     reply.status(refusal.status).type('application/json; charset=utf-8').send(refusal.body);
@@ -57,12 +58,10 @@ export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Se
       const refusal = refuseBody(request.method, request.body) ?? (request.method === 'GET' ? refuseQueryParams(request.url) : null);
       if (refusal) return refuse(reply, refusal);
 
-      const response = await yoga.handleNodeRequestAndResponse(request, reply, {
-        principal,
-        requestId: request.id,
-        log: request.log,
-        client: request.client,
-      });
+      const context = { principal, requestId: request.id, log: request.log, client: request.client };
+      // A repeated, already validated and compiled document: answered as Yoga would, without it (fast-path.ts).
+      if (await fastPath(request, reply, context)) return reply;
+      const response = await yoga.handleNodeRequestAndResponse(request, reply, context);
       if (response.body === null) {
         const empty = refusalForEmptyResponse(response.status);
         if (empty) return refuse(reply, empty);

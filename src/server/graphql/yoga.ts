@@ -9,7 +9,7 @@ import { schema } from '../schema.js';
 import { persistedDocuments } from '../gateway/persisted-documents.js';
 import { BATCHING_ENABLED, useGraphqlLimits } from './limits.js';
 import { useIntrospectionBudget } from './introspection-budget.js';
-import { useBoundedCompiledExecution } from './compiled-execution.js';
+import type { CompiledDocuments } from './compiled-execution.js';
 import { useEventStreams } from './event-streams.js';
 
 export type Yoga = YogaServerInstance<RequestContext, Context>;
@@ -68,7 +68,7 @@ query Feed {
 let graphiqlPage: string | undefined;
 const renderLocalGraphiQL = (options: GraphiQLOptions) => (graphiqlPage ??= renderGraphiQL(options));
 
-export function createYogaServer(services: Services): Yoga {
+export function createYogaServer(services: Services, compiled: CompiledDocuments): Yoga {
   return createYoga<RequestContext, Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -90,7 +90,7 @@ export function createYogaServer(services: Services): Yoga {
       useEventStreams(services.log),
       // Repeated documents run compiled, within bounds (compiled-execution.ts); the rest, and
       // introspection, on graphql-js's executor.
-      useBoundedCompiledExecution(),
+      compiled.plugin,
       // Depth, alias, cost and token limits, one skipTrace per document, and U+0000 in strings:
       // see limits.ts. They run at parse and validate time, so the REST routes' pre-validated
       // documents never meet them.
