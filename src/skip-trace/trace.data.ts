@@ -34,7 +34,7 @@ export async function openTrace(
 const BALANCE_FIELD = 'creditsRemaining';
 
 const CHARGE = `with ${chargeCtes(null)}, ${AUDIT_OF_CHARGE}
-  select skip_trace_credits, true as claimed from charged`;
+  select skip_trace_credits from charged`;
 const CHARGE_KEYED = `with ${CLAIM_CTE}, ${chargeCtes('claim')}, ${AUDIT_OF_CHARGE}, ${storeResultCte(BALANCE_FIELD, 'charged.skip_trace_credits')}
   select (select skip_trace_credits from charged), exists (select from claim) as claimed`;
 
@@ -54,14 +54,15 @@ export async function chargeTrace(
   stored?: { claim: IdempotencyClaim; answer: { [BALANCE_FIELD]: number } },
 ): Promise<ChargeOutcome> {
   const charge = [audit.principal.organizationId, audit.id, ...auditOfChargeParams(audit)];
+  // Keyed: one row, `claimed` false when the claim was lost. Unkeyed: no row when no credit was left.
   const [row] = stored
-    ? await sql.execute<{ skip_trace_credits: number | null; claimed: boolean }[]>(CHARGE_KEYED, [
+    ? await sql.execute<{ skip_trace_credits: number | null; claimed?: boolean }[]>(CHARGE_KEYED, [
         ...claimParams(stored.claim),
         ...charge,
         ...storeResultParams(stored.claim, stored.answer, audit.id),
       ])
-    : await sql.execute<{ skip_trace_credits: number | null; claimed: boolean }[]>(CHARGE, charge);
-  if (row && !row.claimed) return 'claim_lost';
+    : await sql.execute<{ skip_trace_credits: number | null; claimed?: boolean }[]>(CHARGE, charge);
+  if (row?.claimed === false) return 'claim_lost';
   if (row?.skip_trace_credits == null) return 'no_credit';
   return { creditsRemaining: Number(row.skip_trace_credits) };
 }
