@@ -4,9 +4,10 @@
  * statement log), in the same order and with the same concurrency. When the service's statements
  * change, this file changes with them; `naive.ts` stays as the service was.
  *
- * For now every route is the naive floor's: the statements have not changed since it was frozen.
+ * The gateway is still the naive floor's; the skip trace is `same-sql-skip-trace.ts`.
  */
 import type { FloorRoutes } from '../lib/floor-kit.js';
 import { naiveFloor } from './naive.js';
+import { skipTrace } from './same-sql-skip-trace.js';
 
-export const sameSqlFloor: FloorRoutes = naiveFloor;
+export const sameSqlFloor: FloorRoutes = { gateway: naiveFloor.gateway, skipTrace };

@@ -21,10 +21,12 @@ export const CALLER_GONE = 'client_closed';
 /** The audit outcome of a call answered with the stored answer of its Idempotency-Key's first request (uncharged). */
 export const REPLAYED = 'replayed';
 
+const durationOf = (entry: AuditEntry) => Math.round(performance.now() - entry.startedAt);
+
 /**
  * The one writer of the skip trace audit (`skip_trace_requests`, raw SQL: one row per request,
  * on the hot path): every skip trace request that presented a valid skip trace key gets one row,
- * refused or not. `sql` is the charge's transaction when the row must commit with the charge.
+ * refused or not. A charged trace's row is written by the charge's statement (AUDIT_OF_CHARGE).
  */
 export async function recordAudit(sql: Sql, entry: AuditEntry): Promise<void> {
   await sql.execute(
@@ -37,13 +39,30 @@ export async function recordAudit(sql: Sql, entry: AuditEntry): Promise<void> {
       entry.outcome,
       entry.cacheHit,
       entry.charged,
-      Math.round(performance.now() - entry.startedAt),
+      durationOf(entry),
     ],
     'run',
   );
 }
 
-/** The request's row once its charge was refunded (inside the refund's transaction). */
-export async function recordRefund(sql: Sql, requestId: string, outcome: string): Promise<void> {
-  await sql.execute(`update skip_trace_requests set charged = false, outcome = ? where id = ?`, [outcome, requestId], 'run');
-}
+/**
+ * The row of a charged trace, as a CTE of the charge's one statement (trace.data.ts): written
+ * only when `charged` (account/skip-trace-account.ts) holds a row, so it commits with the charge.
+ * `?`: auditOfChargeParams.
+ */
+export const AUDIT_OF_CHARGE = `audit as (insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms)
+     select ?::uuid, id, ?::uuid, ?, ?, ?::boolean, true, ?::integer from charged)`;
+export const auditOfChargeParams = (entry: AuditEntry) => [
+  entry.id,
+  entry.principal.keyId,
+  entry.cacheKey,
+  entry.outcome,
+  entry.cacheHit,
+  durationOf(entry),
+];
+
+/**
+ * The request's row once its charge was refunded, as a CTE of the refund's one statement
+ * (trace.data.ts): only when `removed` (the ledger charge) holds a row. `?`: the outcome, the request id.
+ */
+export const AUDIT_OF_REFUND = `refund_audit as (update skip_trace_requests set charged = false, outcome = ? where id = ?::uuid and exists (select from removed))`;

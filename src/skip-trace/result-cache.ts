@@ -1,15 +1,25 @@
 import type { Sql } from '../infra/database/sql.js';
 import type { TraceResult } from './providers/provider.js';
 
+/** A live cached result; a statement of its own or a subquery of a trace's opening read (trace.data.ts). `?`: the cache key. */
+export const CACHED_ROW = `select status, persons from skip_trace_results where cache_key = ? and expires_at > now()`;
+
+/** A CACHED_ROW row (jsonb arrives as text from the embedded database). */
+export interface CachedRow {
+  status: TraceResult['status'] | null;
+  persons: TraceResult['persons'] | string | null;
+}
+
 /** Durable results per cache key (standardized address + normalized actor), kept for the configured TTL. */
 export const resultCache = {
   async read(sql: Sql, cacheKey: string): Promise<TraceResult | null> {
-    const rows = await sql.execute<{ status: TraceResult['status']; persons: TraceResult['persons'] | string }[]>(
-      `select status, persons from skip_trace_results where cache_key = ? and expires_at > now()`,
-      [cacheKey],
-    );
-    const row = rows[0];
-    if (!row) return null;
+    const [row] = await sql.execute<CachedRow[]>(CACHED_ROW, [cacheKey]);
+    return resultCache.fromRow(row);
+  },
+
+  /** The result of a CACHED_ROW row; null for none (or a row whose columns are null: no cached result joined). */
+  fromRow(row: CachedRow | undefined): TraceResult | null {
+    if (!row?.status || row.persons === null) return null;
     return { status: row.status, persons: typeof row.persons === 'string' ? JSON.parse(row.persons) : row.persons };
   },
 

@@ -104,7 +104,6 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) =>
       runSkipTrace(
         {
-          em: ctx.db.em,
           sql: ctx.db.sql,
           traces: ctx.services.traces,
           admission: ctx.services.skipTraceAdmission,

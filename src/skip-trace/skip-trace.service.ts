@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { setImmediate } from 'node:timers/promises';
 import type { OrganizationPrincipal } from '../graphql/principal.js';
-import type { Em } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
 import { AppError } from '../common/errors.js';
 import type { IdempotencyKey } from '../graphql/context.js';
 import type { SkipTraceAdmission } from './admission.js';
-import { CALLER_GONE, recordAudit, recordRefund, REPLAYED } from './audit.js';
+import { CALLER_GONE, recordAudit, REPLAYED } from './audit.js';
 import type { Logger } from 'pino';
 import type { ClientWatch } from '../infra/http/client-watch.js';
 import { skipTraceAccount } from './account/skip-trace-account.js';
@@ -14,15 +13,15 @@ import { UnresolvableAddressError, type TraceResult } from './providers/provider
 import type { TraceCoordinator } from './trace-coordinator.js';
 import type { SkipTraceMetrics } from './skip-trace.metrics.js';
 import { validateTraceInput, type SkipTraceInput } from './trace-input.js';
-import { forgetAnswerOf, releaseKey } from './idempotency/idempotency-keys.data.js';
+import { releaseKey } from './idempotency/idempotency-keys.data.js';
 import {
   beginIdempotentRequest,
   replayedError,
   settleFailedClaim,
-  storeResult,
   type IdempotencyClaim,
   type StoredAnswer,
 } from './idempotency/idempotent-request.js';
+import { chargeTrace, openTrace, refundCharge } from './trace.data.js';
 
 export interface SkipTraceResponse extends TraceResult {
   /** A new UUID per call, also the key of its ledger charge and audit row. */
@@ -58,16 +57,15 @@ export class CallerGoneError extends AppError {
  * One skip trace, in contract order: input (422), the Idempotency-Key when the call carries one
  * (409, 422, or the replay of its first answer), feature (403), credits (402), then the trace
  * (cache or provider, with the timeout), then the charge. The charge, its ledger row, the audit
- * row and the key's stored answer commit together, so a 200 always has exactly one charge, an
- * error never has one, and a key's replays never charge again.
+ * row and the key's stored answer are one statement (trace.data.ts), so a 200 always has exactly
+ * one charge, an error never has one, and a key's replays never charge again. The feature, the
+ * balance and the cache are one statement too: a cached trace is two round trips to the database.
  *
- * A charge needs a delivered response: a caller gone before the commit is not charged (the
- * transaction checks last and rolls back), and one gone before its response was written in full
- * has the charge reversed (refundUndelivered).
+ * A charge needs a delivered response: a caller gone before the charge is not charged, and one
+ * gone before its response was written in full has the charge reversed (refundCharge).
  */
 export async function runSkipTrace(
   deps: {
-    em: Em;
     sql: Sql;
     traces: TraceCoordinator;
     admission: SkipTraceAdmission;
@@ -80,7 +78,7 @@ export async function runSkipTrace(
   input: SkipTraceInput,
   idempotent?: IdempotentCall,
 ): Promise<SkipTraceResponse> {
-  const { em, traces, client } = deps;
+  const { sql, traces, client } = deps;
   const requestId = randomUUID();
   const startedAt = performance.now();
   let cacheKey: string | null = null;
@@ -108,11 +106,12 @@ export async function runSkipTrace(
       if (client.signal.aborted) throw new CallerGoneError();
       client.signal.addEventListener('abort', releaseOnLeave, { once: true });
     }
-    await skipTraceAccount.ensureCanTrace(deps.sql, principal.organizationId);
+    const opened = await openTrace(sql, principal.organizationId, trace.cacheKey);
+    skipTraceAccount.ensureCanTrace(opened.account);
 
     let resolved;
     try {
-      resolved = await traces.resolve(trace.cacheKey, { requestId, address: trace.address, actor: trace.actor });
+      resolved = await traces.resolve(trace.cacheKey, { requestId, address: trace.address, actor: trace.actor }, opened.cached);
     } catch (error) {
       if (error instanceof UnresolvableAddressError)
         throw new AppError('invalid_request', 'The address could not be resolved.', [
@@ -127,22 +126,31 @@ export async function runSkipTrace(
     await setImmediate();
     await setImmediate();
     if (client.signal.aborted) throw new CallerGoneError();
-    const response = await em.transactional(async (tx): Promise<SkipTraceResponse> => {
-      const creditsRemaining = await skipTraceAccount.charge(tx, principal.organizationId, requestId);
-      await recordAudit(tx, { id: requestId, principal, startedAt, outcome: result.status, cacheKey, cacheHit, charged: true });
-      const answer = { id: requestId, status: result.status, persons: result.persons, creditsRemaining, cacheHit, replayed: false };
-      // A claim released because the caller left, or taken over once its lease ran out, must not
-      // be answered twice: no charge.
-      if (claim && !(await storeResult(tx, claim, answer, requestId)))
-        throw client.signal.aborted ? new CallerGoneError() : new Error('The Idempotency-Key claim was lost.');
-      if (client.signal.aborted) throw new CallerGoneError();
-      return answer;
-    });
-    // Counted once committed: a rolled-back charge is no charge.
+    // creditsRemaining is the balance the charge leaves (set by the statement in the stored answer).
+    const response: SkipTraceResponse = {
+      id: requestId,
+      status: result.status,
+      persons: result.persons,
+      creditsRemaining: 0,
+      cacheHit,
+      replayed: false,
+    };
+    const charged = await chargeTrace(
+      sql,
+      { id: requestId, principal, startedAt, outcome: result.status, cacheKey, cacheHit, charged: true },
+      claim ? { claim, answer: response } : undefined,
+    );
+    // A claim released because the caller left, or taken over once its lease ran out, must not
+    // be answered twice: nothing was charged.
+    if (charged === 'claim_lost') throw client.signal.aborted ? new CallerGoneError() : new Error('The Idempotency-Key claim was lost.');
+    if (charged === 'no_credit') throw skipTraceAccount.noCreditsLeft();
+    response.creditsRemaining = charged.creditsRemaining;
+    // Counted once committed: no charge written is no charge.
     deps.metrics.creditsCharged.inc();
     deps.metrics.outcomes.inc({ outcome: result.status });
+    // A caller gone meanwhile (even before the charge committed) has it reversed at once.
     client.onUndelivered(() => {
-      refundUndelivered(em.fork(), principal.organizationId, requestId).then(
+      refundCharge(sql, principal.organizationId, requestId, CALLER_GONE).then(
         (refunded) => refunded && deps.metrics.creditsRefunded.inc(),
         (error) => deps.log.error({ err: error, requestId }, 'could not reverse the charge of an undelivered skip trace'),
       );
@@ -159,11 +167,11 @@ export async function runSkipTrace(
             : error.kind
           : 'internal_error';
     deps.metrics.outcomes.inc({ outcome });
-    await recordAudit(deps.sql, { id: requestId, principal, startedAt, outcome, cacheKey, cacheHit: false, charged: false }).catch(
+    await recordAudit(sql, { id: requestId, principal, startedAt, outcome, cacheKey, cacheHit: false, charged: false }).catch(
       (auditError) => deps.log.error({ err: auditError, requestId }, 'could not record the skip trace audit row'),
     );
     if (claim && idempotent)
-      await settleFailedClaim(deps.sql, claim, error, !(error instanceof CallerGoneError), idempotent.requestId).catch((settleError) =>
+      await settleFailedClaim(sql, claim, error, !(error instanceof CallerGoneError), idempotent.requestId).catch((settleError) =>
         deps.log.error({ err: settleError, requestId }, 'could not settle an idempotency key'),
       );
     throw error;
@@ -187,20 +195,4 @@ async function replay(
   deps.metrics.outcomes.inc({ outcome: REPLAYED });
   await recordAudit(deps.sql, { id: call.requestId, ...call, outcome: REPLAYED, cacheHit: false, charged: false });
   return { ...answer.result, replayed: true };
-}
-
-/**
- * Undoes the charge of a trace whose response never reached its caller: the credit comes back
- * and the audit row says uncharged, in one transaction. At most once per request id; true when it did.
- */
-async function refundUndelivered(em: Em, organizationId: string, requestId: string): Promise<boolean> {
-  return em.transactional(async (tx) => {
-    const refunded = await skipTraceAccount.refundCharge(tx, organizationId, requestId);
-    if (refunded) {
-      await recordRefund(tx, requestId, CALLER_GONE);
-      // An Idempotency-Key's retry then runs (and is charged) anew rather than replaying a refunded answer.
-      await forgetAnswerOf(tx, requestId);
-    }
-    return refunded;
-  });
 }

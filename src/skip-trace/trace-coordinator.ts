@@ -90,8 +90,11 @@ export function createTraceCoordinator(options: {
   }
 
   return {
-    async resolve(cacheKey: string, request: TraceRequest): Promise<ResolvedTrace> {
-      const cached = await resultCache.read(sql, cacheKey);
+    /**
+     * The result of `cacheKey`: `cached`, what the caller's opening read found in the cache
+     * (trace.data.ts), else the provider's, shared with concurrent identical traces.
+     */
+    async resolve(cacheKey: string, request: TraceRequest, cached: TraceResult | null): Promise<ResolvedTrace> {
       metrics.cacheLookups.inc({ result: cached ? 'hit' : 'miss' });
       if (cached) return { result: cached, cacheHit: true };
 

@@ -4,7 +4,8 @@
  * credit ledger (`skip_trace_credit_ledger`). This module is the only reader and writer of those
  * columns and that table.
  *
- * The trace's check and its charge are hot paths, on raw SQL. Switching the feature is admin
+ * The trace's check and its charge are hot paths, on raw SQL: this module's parts of the trace's
+ * two statements (ACCOUNT_ROW, chargeCtes; composed in ../trace.data.ts). Switching the feature is admin
  * CRUD, through the Organization entity. A purchase is raw SQL inside an ORM transaction: every
  * change of the balance is a ledger row plus a conditional update of the balance in one
  * transaction, so the balance never goes below zero and always equals the sum of the ledger.
@@ -20,14 +21,51 @@ const MAX_CREDIT_BALANCE = 2_147_483_647;
 
 const noCreditsLeft = () => new AppError('insufficient_credits', 'The organization has no skip trace credits left.');
 
+/** The organization's skip trace columns; a statement of its own or a trace's subquery (trace.data.ts). `?`: the organization. */
+export const ACCOUNT_ROW = `select skip_trace_enabled, skip_trace_credits from organizations where id = ?`;
+
+/**
+ * A trace's charge, as CTEs of the trace's one statement (../trace.data.ts): `charged` holds the
+ * organization's id and its balance after the charge, or no row when no credit was left (or
+ * `gate`, a CTE name, held no row); `ledger` writes the charge's ledger row with it. The
+ * conditional update is the guard: when concurrent charges race for the last credit, exactly one
+ * wins. `?`: the organization, then the request id.
+ */
+export const chargeCtes = (gate: string | null) =>
+  `charged as (${takeOneCredit(gate ? ` and exists (select from ${gate})` : '')}),
+   ledger as (insert into skip_trace_credit_ledger (id, organization_id, kind, amount, request_id)
+     select gen_random_uuid(), id, 'charge', -1, ?::uuid from charged)`;
+function takeOneCredit(condition: string) {
+  return `update organizations set skip_trace_credits = skip_trace_credits - 1 where id = ? and skip_trace_credits > 0${condition} returning id, skip_trace_credits`;
+}
+
+/**
+ * The reversal of a trace's charge, as CTEs of the refund's one statement (../trace.data.ts):
+ * `removed` deletes the request's ledger charge (no row when there is none: never made, or
+ * already refunded, so a charge is refunded at most once), and only then is the credit returned.
+ * `?`: the request id, then the organization.
+ */
+export const REFUND_CTES = `removed as (delete from skip_trace_credit_ledger where request_id = ?::uuid and kind = 'charge' returning id),
+   refunded as (${giveOneCredit(' and exists (select from removed)')})`;
+function giveOneCredit(condition: string) {
+  return `update organizations set skip_trace_credits = skip_trace_credits + 1 where id = ?${condition}`;
+}
+
+export interface SkipTraceAccount {
+  enabled: boolean;
+  credits: number;
+}
+
 export const skipTraceAccount = {
   /** Whether the organization's plan permits skip tracing, and its balance; null for an unknown organization. */
-  async read(sql: Sql, organizationId: string): Promise<{ enabled: boolean; credits: number } | null> {
-    const [account] = await sql.execute<{ skip_trace_enabled: boolean; skip_trace_credits: number }[]>(
-      `select skip_trace_enabled, skip_trace_credits from organizations where id = ?`,
-      [organizationId],
-    );
-    return account ? { enabled: account.skip_trace_enabled, credits: Number(account.skip_trace_credits) } : null;
+  async read(sql: Sql, organizationId: string): Promise<SkipTraceAccount | null> {
+    const [account] = await sql.execute<{ skip_trace_enabled: boolean; skip_trace_credits: number }[]>(ACCOUNT_ROW, [organizationId]);
+    return skipTraceAccount.fromRow(account);
+  },
+
+  /** The account of an ACCOUNT_ROW row (null for none). */
+  fromRow(row: { skip_trace_enabled: boolean; skip_trace_credits: number } | undefined): SkipTraceAccount | null {
+    return row ? { enabled: row.skip_trace_enabled, credits: Number(row.skip_trace_credits) } : null;
   },
 
   /**
@@ -35,11 +73,13 @@ export const skipTraceAccount = {
    * feature_unavailable), and it has a credit left (else 402 insufficient_credits). The charge
    * checks the balance again, on the locked row.
    */
-  async ensureCanTrace(sql: Sql, organizationId: string): Promise<void> {
-    const account = await skipTraceAccount.read(sql, organizationId);
+  ensureCanTrace(account: SkipTraceAccount | null): void {
     if (!account?.enabled) throw new AppError('feature_unavailable', 'Skip tracing is not available for this organization.');
     if (account.credits <= 0) throw noCreditsLeft();
   },
+
+  /** The error of a charge that found no credit left. */
+  noCreditsLeft,
 
   /** Whether the organization's plan permits skip tracing. */
   async setEnabled(em: Em, organizationId: string, enabled: boolean): Promise<Organization> {
@@ -95,38 +135,5 @@ export const skipTraceAccount = {
     // embedded database does not have while a transaction is open).
     await em.refresh(organization);
     return organization;
-  },
-
-  /**
-   * One credit for one completed trace, inside the caller's transaction; the balance after it.
-   * The conditional update is the guard: when concurrent charges race for the last credit,
-   * exactly one wins.
-   */
-  async charge(tx: Sql, organizationId: string, requestId: string): Promise<number> {
-    const [charged] = await tx.execute<{ skip_trace_credits: number }[]>(
-      `update organizations set skip_trace_credits = skip_trace_credits - 1 where id = ? and skip_trace_credits > 0 returning skip_trace_credits`,
-      [organizationId],
-    );
-    if (!charged) throw noCreditsLeft();
-    await tx.execute(
-      `insert into skip_trace_credit_ledger (id, organization_id, kind, amount, request_id) values (?, ?, 'charge', -1, ?)`,
-      [crypto.randomUUID(), organizationId, requestId],
-    );
-    return Number(charged.skip_trace_credits);
-  },
-
-  /**
-   * Undoes the charge of request `requestId` inside the caller's transaction: its ledger row is
-   * removed and the credit returned. False when there is no such charge (it was never made, or
-   * was already refunded), so a charge is refunded at most once.
-   */
-  async refundCharge(tx: Sql, organizationId: string, requestId: string): Promise<boolean> {
-    const removed = await tx.execute<{ id: string }[]>(
-      `delete from skip_trace_credit_ledger where request_id = ? and kind = 'charge' returning id`,
-      [requestId],
-    );
-    if (removed.length === 0) return false;
-    await tx.execute(`update organizations set skip_trace_credits = skip_trace_credits + 1 where id = ?`, [organizationId], 'run');
-    return true;
   },
 };

@@ -67,6 +67,23 @@ export async function storeOutcome(
   return result.affectedRows === 1;
 }
 
+/**
+ * The claim `token`, locked, as the CTE `claim` of a trace's charge statement (../trace.data.ts):
+ * no row once the claim is no longer this request's (released, or its lease taken over), and
+ * while the statement runs nobody can release or take it. `?`: organization, key, token.
+ */
+export const CLAIM_CTE = `claim as (select from skip_trace_idempotency_keys
+     where organization_id = ? and idempotency_key = ? and claim_token = ? and outcome is null for update)`;
+
+/**
+ * Stores the answer of the request holding the claim (locked by CLAIM_CTE), as a CTE of the same
+ * statement, only when `charged` holds a row. `outcome`: an SQL expression of the answer (it may
+ * read `charged`). `?`: those of `outcome`, then the request id, organization, key, token.
+ */
+export const storeOutcomeCte = (outcome: string) =>
+  `stored as (update skip_trace_idempotency_keys set outcome = ${outcome}, request_id = ?::uuid from charged
+     where organization_id = ? and idempotency_key = ? and claim_token = ?)`;
+
 /** Gives up the claim `token` without an answer, so the key's next request runs anew. */
 export async function releaseKey(sql: Sql, claim: { organizationId: string; key: string; token: string }): Promise<void> {
   await sql.execute(
@@ -76,10 +93,11 @@ export async function releaseKey(sql: Sql, claim: { organizationId: string; key:
   );
 }
 
-/** Forgets the answer that carried request `requestId`'s charge (the charge is being refunded). */
-export async function forgetAnswerOf(sql: Sql, requestId: string): Promise<void> {
-  await sql.execute(`delete from skip_trace_idempotency_keys where request_id = ?`, [requestId], 'run');
-}
+/**
+ * Forgets the answer that carried request `requestId`'s charge, as a CTE of the refund's one
+ * statement (../trace.data.ts): only when `removed` (the ledger charge) holds a row. `?`: the request id.
+ */
+export const FORGET_ANSWER_OF_REFUND = `forgotten as (delete from skip_trace_idempotency_keys where request_id = ?::uuid and exists (select from removed))`;
 
 /**
  * Deletes up to `batch` keys whose 24 h are over; the number deleted. Rows another instance's

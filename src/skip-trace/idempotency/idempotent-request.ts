@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, type ErrorDetail, type ErrorKind } from '../../common/errors.js';
 import type { IdempotencyKey } from '../../graphql/context.js';
 import type { Sql } from '../../infra/database/sql.js';
-import { claimKey, findKey, releaseKey, storeOutcome } from './idempotency-keys.data.js';
+import { claimKey, findKey, releaseKey, storeOutcome, storeOutcomeCte } from './idempotency-keys.data.js';
 
 /** What a keyed request's answer leaves for its replays: its result, or its error as the caller saw it. */
 export type StoredAnswer<Result> =
@@ -72,7 +72,20 @@ export async function settleFailedClaim(sql: Sql, claim: IdempotencyClaim, error
   }
 }
 
-/** Stores a 200's answer, in its charge's transaction; false when the claim was lost (released, or taken over after its lease). */
-export function storeResult<Result>(tx: Sql, claim: IdempotencyClaim, result: Result, requestId: string): Promise<boolean> {
-  return storeOutcome(tx, claim, { result } satisfies StoredAnswer<Result>, requestId);
-}
+/**
+ * Stores a 200's answer with its charge, as the CTE `stored` of the charge's one statement
+ * (../trace.data.ts), after the claim's CTE: the result as storeResultParams gives it, but its
+ * `field`, which is set to the SQL `expression` (known only once the charge ran).
+ */
+export const storeResultCte = (field: string, expression: string) =>
+  storeOutcomeCte(`jsonb_set(?::jsonb, '{result,${field}}', to_jsonb(${expression}))`);
+export const storeResultParams = <Result>(claim: IdempotencyClaim, result: Result, requestId: string) => [
+  JSON.stringify({ result } satisfies StoredAnswer<Result>),
+  requestId,
+  claim.organizationId,
+  claim.key,
+  claim.token,
+];
+
+/** The claim's `?`s in CLAIM_CTE. */
+export const claimParams = (claim: IdempotencyClaim) => [claim.organizationId, claim.key, claim.token];
