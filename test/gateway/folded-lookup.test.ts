@@ -11,11 +11,16 @@ import { publish, startService, usingRealBackends, type Provisioned, type TestSe
 
 const WINDOW = 5;
 let service: TestService;
+/** The same service with a window no test reaches (embedded mode boots an engine per service: two for the file). */
+let wide: TestService;
 beforeAll(async () => {
   // Client IPs from X-Forwarded-For, so each case has an IP window of its own.
-  service = await startService({ GATEWAY_RATE_LIMIT_PER_MIN: String(WINDOW), AUTH_FAILURE_LIMIT_PER_MIN: '50', TRUST_PROXY: 'true' });
-});
-afterAll(() => service?.close());
+  [service, wide] = await Promise.all([
+    startService({ GATEWAY_RATE_LIMIT_PER_MIN: String(WINDOW), AUTH_FAILURE_LIMIT_PER_MIN: '50', TRUST_PROXY: 'true' }),
+    startService({ GATEWAY_RATE_LIMIT_PER_MIN: '100000', TRUST_PROXY: 'true' }),
+  ]);
+}, 120_000);
+afterAll(() => Promise.all([service?.close(), wide?.close()]));
 
 const ip = () => `10.${randomInt(255)}.${randomInt(255)}.${randomInt(255)}`;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -163,40 +168,38 @@ describe('windows of keys that are not active', () => {
 });
 
 describe('revocation', () => {
+  // A client IP of the file's own: the 401s spend its window, shared in Redis with other files' services.
+  const own = { headers: { 'x-forwarded-for': ip() } };
   it('refuses a revoked key on the very next request, for reads and marks', async () => {
     const user = await service.provision({ scopes: ['READ', 'WRITE'] });
     const mark = { operationId: 'markAllNotificationsRead', variables: { isSeen: true } };
-    expect((await service.call(user.key, BODIES['valid list'])).status).toBe(200);
+    expect((await service.call(user.key, BODIES['valid list'], own)).status).toBe(200);
     await revoke(user);
-    expect((await service.call(user.key, BODIES['valid list'])).status).toBe(401);
-    expect((await service.call(user.key, BODIES['valid counts'])).status).toBe(401);
-    expect((await service.call(user.key, mark)).status).toBe(401);
+    expect((await service.call(user.key, BODIES['valid list'], own)).status).toBe(401);
+    expect((await service.call(user.key, BODIES['valid counts'], own)).status).toBe(401);
+    expect((await service.call(user.key, mark, own)).status).toBe(401);
   });
 
   it('answers every request 200 or 401 while the key is revoked among them, and 401 once the revocation is done', async () => {
-    const local = await startService({ GATEWAY_RATE_LIMIT_PER_MIN: '1000' });
-    try {
-      const user = await local.provision({ scopes: ['READ'] });
-      await publish(local, user.userId, [{ notificationType: 'deal_created', title: 'one', body: 'b' }]);
-      const calls = Array.from({ length: 40 }, (_, i) =>
-        local.call(
-          user.key,
-          i % 2 ? BODIES['valid list'] : { operationId: 'getNotificationCounts', variables: { notificationTypeFilter: 'deal_created' } },
-        ),
-      );
-      const revoked = local.graphql(`mutation($id: ID!) { revokeApiKey(id: $id) }`, { id: user.keyId });
-      const answers = await Promise.all(calls);
-      expect((await revoked).body.data.revokeApiKey).toBe(true);
-      for (const answer of answers) {
-        expect([200, 401]).toContain(answer.status);
-        if (answer.status === 200) expect(answer.body.data.total ?? answer.body.data.unreadCount).toBe(1);
-        else expect(answer.body.error.code).toBe('invalid_key');
-      }
-      expect((await local.call(user.key, BODIES['valid counts'])).status).toBe(401);
-    } finally {
-      await local.close();
+    const user = await wide.provision({ scopes: ['READ'] });
+    await publish(wide, user.userId, [{ notificationType: 'deal_created', title: 'one', body: 'b' }]);
+    const calls = Array.from({ length: 40 }, (_, i) =>
+      wide.call(
+        user.key,
+        i % 2 ? BODIES['valid list'] : { operationId: 'getNotificationCounts', variables: { notificationTypeFilter: 'deal_created' } },
+        own,
+      ),
+    );
+    const revoked = wide.graphql(`mutation($id: ID!) { revokeApiKey(id: $id) }`, { id: user.keyId });
+    const answers = await Promise.all(calls);
+    expect((await revoked).body.data.revokeApiKey).toBe(true);
+    for (const answer of answers) {
+      expect([200, 401]).toContain(answer.status);
+      if (answer.status === 200) expect(answer.body.data.total ?? answer.body.data.unreadCount).toBe(1);
+      else expect(answer.body.error.code).toBe('invalid_key');
     }
-  });
+    expect((await wide.call(user.key, BODIES['valid counts'], own)).status).toBe(401);
+  }, 120_000);
 });
 
 describe('the same answers as the standalone path', () => {
@@ -211,89 +214,84 @@ describe('the same answers as the standalone path', () => {
   }`;
 
   it('lists (first page, cursor pages, filters, search) and counts (with byType) as /graphql does', async () => {
-    const local = await startService({ GATEWAY_RATE_LIMIT_PER_MIN: '100000' });
-    try {
-      const user = await local.provision({ scopes: ['READ', 'WRITE'] });
-      const types = ['deal_created', 'task_assigned', 'call_missed'];
-      const ids = await publish(
-        local,
-        user.userId,
-        Array.from({ length: 23 }, (_, i) => ({
-          notificationType: types[i % 3],
-          title: i % 4 ? `Deal ${i}` : `Apple ${i}`,
-          body: `body ${i} 50%_off`,
-          createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i % 7)).toISOString(),
-        })),
-      );
-      expect(
-        (
-          await local.call(user.key, {
-            operationId: 'markNotificationsRead',
-            variables: { notificationIds: ids.slice(0, 9), isSeen: true },
-          })
-        ).status,
-      ).toBe(200);
+    const user = await wide.provision({ scopes: ['READ', 'WRITE'] });
+    const types = ['deal_created', 'task_assigned', 'call_missed'];
+    const ids = await publish(
+      wide,
+      user.userId,
+      Array.from({ length: 23 }, (_, i) => ({
+        notificationType: types[i % 3],
+        title: i % 4 ? `Deal ${i}` : `Apple ${i}`,
+        body: `body ${i} 50%_off`,
+        createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i % 7)).toISOString(),
+      })),
+    );
+    expect(
+      (
+        await wide.call(user.key, {
+          operationId: 'markNotificationsRead',
+          variables: { notificationIds: ids.slice(0, 9), isSeen: true },
+        })
+      ).status,
+    ).toBe(200);
 
-      const variants: Record<string, unknown>[] = [
-        {},
-        { limit: 5 },
-        { limit: 1, seen: true },
-        { seen: false, limit: 4 },
-        { notificationTypeFilter: 'task_assigned', limit: 3 },
-        { notificationTypeFilter: 'task_assigned', seen: true },
-        { notificationTypeFilter: 'no_such_type' },
-        { searchTerm: 'apple', limit: 2 },
-        { searchTerm: '50%_', seen: false, limit: 3 },
-        { searchTerm: 'deal', notificationTypeFilter: 'deal_created', seen: true, limit: 2 },
-        { searchTerm: 'nothing matches this' },
-      ];
-      for (const variables of variants) {
-        // Every page, following nextCursor, on both paths.
-        let cursor: string | null = null;
-        let pages = 0;
-        do {
-          const vars: Record<string, unknown> = { ...variables, ...(cursor && { cursor }) };
-          const [rest, graphql] = await Promise.all([
-            local.call(user.key, { operationId: 'listNotifications', variables: vars }),
-            local.graphql(FEED, vars, user.key),
-          ]);
-          expect(rest.status, JSON.stringify(vars)).toBe(200);
-          expect(rest.body.data, JSON.stringify(vars)).toEqual(graphql.body.data.notifications);
-          cursor = rest.body.data.nextCursor;
-          pages++;
-        } while (cursor && pages < 30);
-      }
-      for (const notificationTypeFilter of [undefined, '', 'deal_created', 'no_such_type']) {
-        const vars = notificationTypeFilter === undefined ? {} : { notificationTypeFilter };
+    const variants: Record<string, unknown>[] = [
+      {},
+      { limit: 5 },
+      { limit: 1, seen: true },
+      { seen: false, limit: 4 },
+      { notificationTypeFilter: 'task_assigned', limit: 3 },
+      { notificationTypeFilter: 'task_assigned', seen: true },
+      { notificationTypeFilter: 'no_such_type' },
+      { searchTerm: 'apple', limit: 2 },
+      { searchTerm: '50%_', seen: false, limit: 3 },
+      { searchTerm: 'deal', notificationTypeFilter: 'deal_created', seen: true, limit: 2 },
+      { searchTerm: 'nothing matches this' },
+    ];
+    for (const variables of variants) {
+      // Every page, following nextCursor, on both paths.
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const vars: Record<string, unknown> = { ...variables, ...(cursor && { cursor }) };
         const [rest, graphql] = await Promise.all([
-          local.call(user.key, { operationId: 'getNotificationCounts', variables: vars }),
-          local.graphql(COUNTS, vars, user.key),
+          wide.call(user.key, { operationId: 'listNotifications', variables: vars }),
+          wide.graphql(FEED, vars, user.key),
         ]);
-        expect(rest.body.data).toEqual(graphql.body.data.notificationCounts);
-      }
-      const counts = await local.call(user.key, BODIES['valid counts']);
-      expect(counts.body.data).toMatchObject({ unreadCount: 14, readCount: 9 });
-      expect(counts.body.data.byType).toHaveLength(3);
-
-      // A user without a single row: an empty page and zero counts (the owner's row alone).
-      const empty = await local.provision({ scopes: ['READ'] });
-      expect((await local.call(empty.key, BODIES['valid list'])).body.data).toEqual({
-        notifications: [],
-        total: 0,
-        hasUnread: false,
-        nextCursor: null,
-      });
-      expect((await local.call(empty.key, BODIES['valid counts'])).body.data).toEqual({ unreadCount: 0, readCount: 0, byType: [] });
-
-      // Another user's cursor: the same 422 as before, checked once the statement named the owner.
-      const first = await local.call(user.key, { operationId: 'listNotifications', variables: { limit: 2 } });
-      const foreign = await local.call(empty.key, { operationId: 'listNotifications', variables: { cursor: first.body.data.nextCursor } });
-      expect(foreign.status).toBe(422);
-      expect(foreign.body.error.details).toEqual([{ path: 'cursor', message: 'is not a cursor of this feed' }]);
-    } finally {
-      await local.close();
+        expect(rest.status, JSON.stringify(vars)).toBe(200);
+        expect(rest.body.data, JSON.stringify(vars)).toEqual(graphql.body.data.notifications);
+        cursor = rest.body.data.nextCursor;
+        pages++;
+      } while (cursor && pages < 30);
     }
-  });
+    for (const notificationTypeFilter of [undefined, '', 'deal_created', 'no_such_type']) {
+      const vars = notificationTypeFilter === undefined ? {} : { notificationTypeFilter };
+      const [rest, graphql] = await Promise.all([
+        wide.call(user.key, { operationId: 'getNotificationCounts', variables: vars }),
+        wide.graphql(COUNTS, vars, user.key),
+      ]);
+      expect(rest.body.data).toEqual(graphql.body.data.notificationCounts);
+    }
+    const counts = await wide.call(user.key, BODIES['valid counts']);
+    expect(counts.body.data).toMatchObject({ unreadCount: 14, readCount: 9 });
+    expect(counts.body.data.byType).toHaveLength(3);
+
+    // A user without a single row: an empty page and zero counts (the owner's row alone).
+    const empty = await wide.provision({ scopes: ['READ'] });
+    expect((await wide.call(empty.key, BODIES['valid list'])).body.data).toEqual({
+      notifications: [],
+      total: 0,
+      hasUnread: false,
+      nextCursor: null,
+    });
+    expect((await wide.call(empty.key, BODIES['valid counts'])).body.data).toEqual({ unreadCount: 0, readCount: 0, byType: [] });
+
+    // Another user's cursor: the same 422 as before, checked once the statement named the owner.
+    const first = await wide.call(user.key, { operationId: 'listNotifications', variables: { limit: 2 } });
+    const foreign = await wide.call(empty.key, { operationId: 'listNotifications', variables: { cursor: first.body.data.nextCursor } });
+    expect(foreign.status).toBe(422);
+    expect(foreign.body.error.details).toEqual([{ path: 'cursor', message: 'is not a cursor of this feed' }]);
+  }, 120_000);
 });
 
 describe('round trips', () => {

@@ -254,12 +254,11 @@ export function registerRestRoute<C extends Caller, V>(
       },
     }),
     handler: async (request, reply) => {
-      const input = route.method === 'GET' ? queryVariables(route.query ?? {}, request.query) : request.body;
       let preloaded: RequestContext['preloaded'];
       let checked: OperationCall | undefined;
       if (request.pendingKey) {
         // A valid read: its statement looks the key up too, concurrently with the key's window.
-        const call = route.peek?.(input);
+        const call = route.method === 'POST' ? route.peek?.(request.body) : undefined;
         const started = call && startPreload(services.sql, request.pendingKey.hash, call);
         if (started) {
           preloaded = { field: call.operation.rootField, value: started.value };
@@ -269,9 +268,11 @@ export function registerRestRoute<C extends Caller, V>(
       }
       const caller = callerOf(request);
       const idempotencyKey = route.idempotencyHeader ? readIdempotencyKey(request, route.idempotencyHeader) : undefined;
+      const input = route.method === 'GET' ? queryVariables(route.query ?? {}, request.query) : request.body;
       const { operation, variables } = route.toCall(input, caller);
       if (operation.type === 'subscription') requireEventStream(request, operation.name, route.stream);
-      const details = checked?.operation === operation && checked.variables === variables ? [] : operation.variables.check(variables);
+      // The preload's call came from this same body, its variables already checked.
+      const details = checked?.operation === operation ? [] : operation.variables.check(variables);
       if (details.length) {
         const detailPath = route.detailPath ?? ((path: string) => path);
         throw new AppError(
