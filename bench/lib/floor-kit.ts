@@ -61,8 +61,21 @@ export function lit(value: string | number | boolean | Date | null): string {
 
 /** A statement over the simple protocol (literals inlined). */
 export const sql = (text: string, client: pg.Pool | pg.PoolClient = pool) => client.query(text);
-/** A statement with bound parameters ($1, $2, …). */
-export const bound = (text: string, values: unknown[]) => pool.query(text, values);
+/**
+ * Whether `bound` sends named prepared statements (one name per statement text, as the service's
+ * `src/infra/database/sql.ts` does): set per floor process by `serveFloor` from the floor's
+ * `preparedStatements`, so a floor that reuses another's functions sends their statements its own way.
+ */
+let preparedStatements = false;
+const statementNames = new Map<string, string>();
+const statementName = (text: string) => {
+  let name = statementNames.get(text);
+  if (name === undefined) statementNames.set(text, (name = `s${statementNames.size}`));
+  return name;
+};
+/** A statement with bound parameters ($1, $2, …), named when the floor prepares its statements. */
+export const bound = (text: string, values: unknown[]) =>
+  pool.query(preparedStatements ? { name: statementName(text), text, values } : { text, values });
 export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 export const bearer = (req: IncomingMessage) => /^Bearer[ ]+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
 
@@ -150,10 +163,13 @@ function send(res: ServerResponse, status: number, payload: unknown) {
 export interface FloorRoutes {
   gateway(req: IncomingMessage, res: ServerResponse): Promise<unknown>;
   skipTrace(req: IncomingMessage, res: ServerResponse): Promise<unknown>;
+  /** Whether its `bound` statements are named prepared statements (see `bound`). */
+  preparedStatements?: boolean;
 }
 
 /** Serves `/api/v1/call`, `/api/v1/skiptrace` and `/readyz` on PORT until SIGTERM. */
 export function serveFloor(routes: FloorRoutes) {
+  preparedStatements = routes.preparedStatements ?? false;
   const server = createServer(async (req, res) => {
     try {
       if (req.method === 'POST' && req.url === '/api/v1/call') return send(res, 200, { data: await routes.gateway(req, res) });

@@ -1,6 +1,6 @@
 import type { Sql } from '../infra/database/sql.js';
-import { findActiveGatewayKey } from './api-keys.data.js';
-import { anonymous, type Principal } from '../graphql/principal.js';
+import { findActiveGatewayKey, type GatewayKeyOwner } from './api-keys.data.js';
+import { anonymous, type Principal, type UserPrincipal } from '../graphql/principal.js';
 import { hashesEqual, hashSecret, isWellFormedSecret, secretHint, secretsEqual } from './secrets.js';
 import { findActiveSkipTraceKeyByHash } from '../skip-trace/keys/skip-trace-keys.data.js';
 
@@ -25,6 +25,33 @@ export function bearerToken(authorization: string | undefined): string | undefin
   return match ? match[1] : '';
 }
 
+/**
+ * The principal of a presented gateway key (`token`, whose hash is `hash`) from its active row
+ * with its owner (`findActiveGatewayKey`, or a statement that folded that lookup in); null
+ * without one.
+ */
+export function gatewayPrincipal(key: GatewayKeyOwner | null, token: string, hash: string): UserPrincipal | null {
+  if (!key || !hashesEqual(key.keyHash, hash)) return null;
+  const scopes = new Set(key.scopes);
+  // ADMIN grants nothing once the owner is no longer an ADMIN user.
+  if (key.role !== 'ADMIN') scopes.delete('ADMIN');
+  return {
+    type: 'user',
+    keyId: key.id,
+    keyHint: secretHint(token),
+    keyHash: hash,
+    userId: key.userId,
+    organizationId: key.organizationId,
+    role: key.role,
+    scopes,
+  };
+}
+
+/** The hash of a presented gateway key, when it is one (well-formed); undefined otherwise. */
+export function gatewayKeyHash(token: string | undefined): string | undefined {
+  return token !== undefined && isWellFormedSecret(token, 'gk_') ? hashSecret(token) : undefined;
+}
+
 export function createAuthenticator(options: { internalApiToken?: string }): Authenticator {
   return {
     async authenticate(sql, authorization) {
@@ -34,20 +61,7 @@ export function createAuthenticator(options: { internalApiToken?: string }): Aut
       if (isWellFormedSecret(token, 'gk_')) {
         const hash = hashSecret(token);
         // One indexed query with the owner's role and organization (see findActiveGatewayKey).
-        const key = await findActiveGatewayKey(sql, hash);
-        if (!key || !hashesEqual(key.keyHash, hash)) return null;
-        const scopes = new Set(key.scopes);
-        // ADMIN grants nothing once the owner is no longer an ADMIN user.
-        if (key.role !== 'ADMIN') scopes.delete('ADMIN');
-        return {
-          type: 'user',
-          keyId: key.id,
-          keyHint: secretHint(token),
-          userId: key.userId,
-          organizationId: key.organizationId,
-          role: key.role,
-          scopes,
-        };
+        return gatewayPrincipal(await findActiveGatewayKey(sql, hash), token, hash);
       }
 
       if (isWellFormedSecret(token, 'stk_')) {

@@ -22,8 +22,22 @@ export type Caller = Exclude<Principal, { type: 'anonymous' }>;
  */
 export interface RateWindows {
   consumeFor(caller: Caller): Promise<WindowDecision>;
+  /**
+   * A point of the window of the gateway key with this hash (the one `consumeFor` spends for its
+   * principal), before the key is looked up: so the window runs concurrently with the lookup.
+   */
+  consumeForGatewayKeyHash(keyHash: string): Promise<WindowDecision>;
+  /**
+   * Deletes the window of a hash that turned out to be no active key's, which the request spent a
+   * point of before it knew: a caller sending made-up or revoked keys grows nothing, since each
+   * window it creates is deleted once its lookup is back (the caller's client IP window counts it).
+   */
+  forgetGatewayKeyHash(keyHash: string): Promise<void>;
   consumeForClient(ip: string): Promise<WindowDecision>;
 }
+
+/** A gateway key's window, by its hash: known before the lookup, one per key (128 bits of it are plenty). */
+const gatewayWindow = (keyHash: string) => `gateway:${keyHash.slice(0, 32)}`;
 
 export function createRateWindows(
   limits: Config['limits'],
@@ -56,13 +70,15 @@ export function createRateWindows(
     consumeFor(caller) {
       switch (caller.type) {
         case 'user':
-          return counted('gateway', gateway.consume(`gateway:${caller.keyId}`));
+          return counted('gateway', gateway.consume(gatewayWindow(caller.keyHash)));
         case 'organization':
           return counted('skip_trace', skipTrace.consume(`skiptrace:${caller.keyId}`));
         case 'platform':
           return counted('platform', platform.consume(platformKey));
       }
     },
+    consumeForGatewayKeyHash: (keyHash) => counted('gateway', gateway.consume(gatewayWindow(keyHash))),
+    forgetGatewayKeyHash: (keyHash) => gateway.delete(gatewayWindow(keyHash)),
     consumeForClient: (ip) => counted('client_ip', clients.consume(ip)),
   };
 }

@@ -27,6 +27,15 @@ export function encodeKeysetCursor(list: string, position: KeysetPosition): stri
 
 /** The position a cursor of `list` names; null for a malformed cursor or one of another list (each caller words its refusal). */
 export function decodeKeysetCursor(list: string, cursor: string): KeysetPosition | null {
+  const read = readKeysetCursor(cursor);
+  return read && read.of(list) ? read.position : null;
+}
+
+/**
+ * A cursor's position before its list is known (e.g. the owner of a key still being looked up),
+ * and whether it belongs to a list; null for a malformed cursor.
+ */
+export function readKeysetCursor(cursor: string): { position: KeysetPosition; of: (list: string) => boolean } | null {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -37,6 +46,6 @@ export function decodeKeysetCursor(list: string, cursor: string): KeysetPosition
   const [millis, id, tag] = parsed as unknown[];
   // A position outside the stored range was never issued, and PostgreSQL would refuse to compare
   // it (a valid JavaScript Date reaches ±8.64e15 ms, far past timestamptz).
-  if (!Number.isSafeInteger(millis) || !isInTimestampRange(millis as number) || !isUuid(id) || tag !== listTag(list)) return null;
-  return { createdAt: new Date(millis as number), id };
+  if (!Number.isSafeInteger(millis) || !isInTimestampRange(millis as number) || !isUuid(id)) return null;
+  return { position: { createdAt: new Date(millis as number), id }, of: (list) => tag === listTag(list) };
 }

@@ -48,6 +48,19 @@ export interface RequestContext {
   client: ClientWatch;
   /** Set by a REST route that accepts an Idempotency-Key, when the request carries one. */
   idempotencyKey?: IdempotencyKey;
+  /**
+   * The value of the operation's root field, already computed for this principal by the
+   * statement that also looked its key up (`auth/key-preload.ts`); its resolver takes it.
+   */
+  preloaded?: { field: string; value: Promise<unknown> };
+}
+
+/** The preloaded value of root field `field`, if the request carries one (at most once). */
+export function preloadedValue<V>(context: RequestContext, field: string): Promise<V> | undefined {
+  const preloaded = context.preloaded;
+  if (preloaded?.field !== field) return undefined;
+  context.preloaded = undefined;
+  return preloaded.value as Promise<V>;
 }
 
 /**

@@ -19,6 +19,8 @@ export interface UserPrincipal {
   keyId: string;
   /** The presented key's hint (first 8 and last 4 characters), as stored at issue. */
   keyHint: string;
+  /** The presented key's hash (sha256, hex): what its rate window is keyed by. */
+  keyHash: string;
   userId: string;
   organizationId: string;
   role: UserRole;

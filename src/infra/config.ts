@@ -33,6 +33,7 @@ const envSchema = z.object({
   ),
   DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default('./data')),
   DATABASE_POOL_MAX: int(10),
+  DATABASE_PREPARED_STATEMENTS: bool(true),
   REDIS_URL: z.preprocess(
     emptyAsUndefined,
     z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' }).optional(),
@@ -68,7 +69,7 @@ export interface Config {
   host: string;
   logLevel: Env['LOG_LEVEL'];
   /** `postgres` when DATABASE_URL is set, else the embedded PGlite under `dataDir`. */
-  database: { kind: 'postgres'; url: string; poolMax: number } | { kind: 'embedded'; dataDir: string };
+  database: { kind: 'postgres'; url: string; poolMax: number; preparedStatements?: boolean } | { kind: 'embedded'; dataDir: string };
   redisUrl?: string;
   internalApiToken?: string;
   limits: {
@@ -115,7 +116,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     logLevel: e.LOG_LEVEL,
     database: e.DATABASE_URL
-      ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX }
+      ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX, preparedStatements: e.DATABASE_PREPARED_STATEMENTS }
       : { kind: 'embedded', dataDir: e.DATA_DIR },
     redisUrl: e.REDIS_URL,
     internalApiToken: e.INTERNAL_API_TOKEN,

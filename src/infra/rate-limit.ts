@@ -14,6 +14,8 @@ export interface WindowDecision {
 export interface WindowLimiter {
   readonly limit: number;
   consume(key: string): Promise<WindowDecision>;
+  /** Deletes a key's window (as if it had never been spent). */
+  delete(key: string): Promise<void>;
 }
 
 const WINDOW_SECONDS = 60;
@@ -52,6 +54,9 @@ export function createWindowLimiter(options: { name: string; limit: number; redi
         if (rejection instanceof RateLimiterRes) return decision(rejection, false);
         throw rejection;
       }
+    },
+    async delete(key) {
+      await limiter.delete(key);
     },
   };
 }

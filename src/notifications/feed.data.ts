@@ -4,6 +4,7 @@ import { pgTextArray } from '../common/pg-array.js';
 import type { FeedPosition } from './cursor.js';
 import { Notification, NotificationType } from './notification.entity.js';
 import { toDate } from '../common/to-date.js';
+import { GATEWAY_KEY_OWNER, type GatewayKeyOwnerColumns } from '../auth/api-keys.data.js';
 
 /**
  * Every read and write of `notifications`, `notification_types` and `notification_counters`.
@@ -101,10 +102,17 @@ function toNotification(row: NotificationRow): NotificationView {
 
 const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/**
+ * Whose rows a statement reads: a user's (bound), or those of the owner of the gateway key the
+ * statement looked up in its `k` CTE (`GATEWAY_KEY_OWNER`), when it folds that lookup in.
+ */
+const KEY_OWNER = Symbol('the owner of the key in k');
+type Owner = string | typeof KEY_OWNER;
+
 /** Builds `where` conditions shared by the page, the total and hasUnread queries. */
-function whereClause(userId: string, f: FeedConditions) {
-  const conditions = ['user_id = ?'];
-  const params: unknown[] = [userId];
+function whereClause(owner: Owner, f: FeedConditions) {
+  const conditions = [owner === KEY_OWNER ? 'user_id = k.key_user_id' : 'user_id = ?'];
+  const params: unknown[] = owner === KEY_OWNER ? [] : [owner];
   if (f.type !== null) {
     conditions.push('notification_type = ?');
     params.push(f.type);
@@ -136,17 +144,42 @@ export interface NotificationCountsByType extends NotificationCounts {
  * and the totals are their sums, so `byType` costs no second round trip.
  */
 export async function counterTotals(sql: Sql, userId: string, type: string | null): Promise<NotificationCountsByType> {
-  const rows = await sql.execute<{ notification_type: string; unread_count: number; read_count: number }[]>(
+  const rows = await sql.execute<CounterRow[]>(
     `select notification_type, unread_count, read_count from notification_counters
       where user_id = ?${type !== null ? ' and notification_type = ?' : ''} order by notification_type`,
     type !== null ? [userId, type] : [userId],
   );
-  return sumCounterRows(
-    rows.map((row) => ({
-      notificationType: row.notification_type,
-      unreadCount: Number(row.unread_count),
-      readCount: Number(row.read_count),
-    })),
+  return countsOfRows(rows);
+}
+
+interface CounterRow {
+  notification_type: string;
+  unread_count: number;
+  read_count: number;
+}
+
+/** Counter rows (sorted by type; those of a left join that found none have a null type) as badge numbers. */
+export function countsOfRows(rows: readonly { [K in keyof CounterRow]: CounterRow[K] | null }[]): NotificationCountsByType {
+  const counters: NotificationTypeCounts[] = [];
+  for (const row of rows) {
+    if (row.notification_type === null) continue;
+    counters.push({ notificationType: row.notification_type, unreadCount: Number(row.unread_count), readCount: Number(row.read_count) });
+  }
+  return sumCounterRows(counters);
+}
+
+/**
+ * `counterTotals` for the owner of the gateway key with this hash, with the key lookup folded in
+ * (`auth/key-preload.ts`): the key's columns on every row, no row for an unknown or revoked key,
+ * and one row without counters for an owner who has none.
+ */
+export function counterRowsOfKey(sql: Sql, keyHash: string, type: string | null) {
+  return sql.execute<(GatewayKeyOwnerColumns & { [K in keyof CounterRow]: CounterRow[K] | null })[]>(
+    `with k as (${GATEWAY_KEY_OWNER})
+     select k.*, c.notification_type, c.unread_count, c.read_count
+       from k left join notification_counters c on c.user_id = k.key_user_id${type !== null ? ' and c.notification_type = ?' : ''}
+      order by c.notification_type`,
+    type !== null ? [keyHash, type] : [keyHash],
   );
 }
 
@@ -169,17 +202,75 @@ export function sumCounterRows(rows: Iterable<NotificationTypeCounts>): Notifica
  * desc). One row past the page is read to tell whether there is a next one.
  */
 export async function selectFeedPage(sql: Sql, userId: string, f: FeedConditions, after: FeedPosition | null, limit: number) {
-  const page = whereClause(userId, f);
+  const page = pageQuery(userId, f, after, limit);
+  return feedPageOf(await sql.execute<NotificationRow[]>(page.text, page.params), limit);
+}
+
+/** The page's statement: `limit + 1` rows, to tell whether there is a next page. */
+function pageQuery(owner: Owner, f: FeedConditions, after: FeedPosition | null, limit: number) {
+  const page = whereClause(owner, f);
   if (after) {
     page.conditions.push('(created_at, id) < (?, ?)');
     page.params.push(after.createdAt, after.id);
   }
-  const rows = await sql.execute<NotificationRow[]>(
-    `select ${COLUMNS} from notifications where ${page.conditions.join(' and ')}
+  return {
+    text: `select ${COLUMNS} from notifications where ${page.conditions.join(' and ')}
       order by created_at desc, id desc limit ${limit + 1}`,
-    page.params,
-  );
+    params: page.params,
+  };
+}
+
+function feedPageOf(rows: NotificationRow[], limit: number) {
   return { notifications: rows.slice(0, limit).map(toNotification), more: rows.length > limit };
+}
+
+/** The search totals' statement: see `searchTotals`. */
+function searchTotalsQuery(owner: Owner, f: FeedConditions) {
+  const { conditions, params } = whereClause(owner, { ...f, seen: null });
+  return {
+    text: `select count(*) filter (where ${f.seen === null ? 'true' : 'is_seen = ?'})::int as total,
+            count(*) filter (where not is_seen)::int as unread
+       from notifications${owner === KEY_OWNER ? ', k' : ''} where ${conditions.join(' and ')}`,
+    params: [...(f.seen === null ? [] : [f.seen]), ...params],
+  };
+}
+
+/**
+ * A page and its `total` and `hasUnread` for the owner of the gateway key with this hash, in one
+ * statement with the key lookup folded in (`auth/key-preload.ts`): the key's columns and the
+ * totals on every row, then the page's row (null columns for an empty page); no row at all for an
+ * unknown or revoked key. The totals come from the counter rows, or from the matching rows with a
+ * search term, as `selectFeedPage` and `searchTotals` / `counterTotals` do.
+ */
+export function feedRowsOfKey(sql: Sql, keyHash: string, f: FeedConditions, after: FeedPosition | null, limit: number) {
+  const page = pageQuery(KEY_OWNER, f, after, limit);
+  let totals: { text: string; params: unknown[] };
+  if (f.search === null) {
+    const total = f.seen === null ? 'c.unread_count + c.read_count' : f.seen ? 'c.read_count' : 'c.unread_count';
+    totals = {
+      text: `select coalesce(sum(${total}), 0)::int as total, coalesce(sum(c.unread_count), 0)::int as unread
+               from notification_counters c join k on c.user_id = k.key_user_id${f.type !== null ? ' where c.notification_type = ?' : ''}`,
+      params: f.type !== null ? [f.type] : [],
+    };
+  } else totals = searchTotalsQuery(KEY_OWNER, f);
+  return sql.execute<(GatewayKeyOwnerColumns & { total: number; unread: number } & NotificationRow)[]>(
+    `with k as (${GATEWAY_KEY_OWNER}), t as (${totals.text})
+     select k.*, t.total, t.unread, n.* from k cross join t left join lateral (${page.text}) n on true
+      order by n.created_at desc, n.id desc`,
+    [keyHash, ...totals.params, ...page.params],
+  );
+}
+
+/** The page and totals of `feedRowsOfKey`'s rows (for a key that was found: at least one row). */
+export function feedOfKeyRows(rows: readonly ({ total: number; unread: number } & NotificationRow)[], limit: number) {
+  return {
+    ...feedPageOf(
+      rows.filter((row) => row.id !== null),
+      limit,
+    ),
+    total: Number(rows[0]?.total ?? 0),
+    hasUnread: Number(rows[0]?.unread ?? 0) > 0,
+  };
 }
 
 /**
@@ -187,14 +278,8 @@ export async function selectFeedPage(sql: Sql, userId: string, f: FeedConditions
  * themselves, as a search term needs (served by the trigram indexes).
  */
 export async function searchTotals(sql: Sql, userId: string, f: FeedConditions) {
-  const { conditions, params } = whereClause(userId, { ...f, seen: null });
-  const seenParams = f.seen === null ? [] : [f.seen];
-  const rows = await sql.execute<{ total: number; unread: number }[]>(
-    `select count(*) filter (where ${f.seen === null ? 'true' : 'is_seen = ?'})::int as total,
-            count(*) filter (where not is_seen)::int as unread
-       from notifications where ${conditions.join(' and ')}`,
-    [...seenParams, ...params],
-  );
+  const query = searchTotalsQuery(userId, f);
+  const rows = await sql.execute<{ total: number; unread: number }[]>(query.text, query.params);
   return { total: Number(rows[0]?.total ?? 0), hasUnread: Number(rows[0]?.unread ?? 0) > 0 };
 }
 

@@ -4,9 +4,15 @@ import { isUuid } from '../common/uuid.js';
 import { badInput } from '../common/errors.js';
 import { existingUserIds } from '../organizations/organizations.data.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import { readKeysetCursor } from '../common/keyset-cursor.js';
+import { splitRows, type KeyPreload } from '../auth/key-preload.js';
 import type { NotificationType } from './notification.entity.js';
 import {
+  counterRowsOfKey,
   counterTotals,
+  countsOfRows,
+  feedOfKeyRows,
+  feedRowsOfKey,
   insertNotifications,
   knownNotificationTypes,
   notificationTypeCatalog,
@@ -58,26 +64,66 @@ export function countNotifications(sql: Sql, userId: string, notificationTypeFil
   return counterTotals(sql, userId, notificationTypeFilter || null);
 }
 
-export async function listNotifications(
-  sql: Sql,
-  userId: string,
-  filter: FeedFilter & { limit?: number | null; cursor?: string | null },
-): Promise<FeedPage> {
+type ListFilter = FeedFilter & { limit?: number | null; cursor?: string | null };
+
+/** The limit and the conditions of a listing, checked. */
+function listing(filter: ListFilter) {
   const limit = filter.limit ?? FEED_LIMIT.default;
   if (!Number.isInteger(limit) || limit < FEED_LIMIT.min || limit > FEED_LIMIT.max) {
     throw badInput(`limit must be an integer from ${FEED_LIMIT.min} to ${FEED_LIMIT.max}.`, [
       { path: 'limit', message: `must be between ${FEED_LIMIT.min} and ${FEED_LIMIT.max}` },
     ]);
   }
-  const f = normalizeFilter(filter);
+  return { limit, f: normalizeFilter(filter) };
+}
+
+function feedPage(userId: string, page: { notifications: NotificationView[]; more: boolean; total: number; hasUnread: boolean }): FeedPage {
+  const last = page.notifications[page.notifications.length - 1];
+  return {
+    notifications: page.notifications,
+    total: page.total,
+    hasUnread: page.hasUnread,
+    nextCursor: page.more && last ? encodeCursor(userId, last) : null,
+  };
+}
+
+export async function listNotifications(sql: Sql, userId: string, filter: ListFilter): Promise<FeedPage> {
+  const { limit, f } = listing(filter);
   const after = filter.cursor ? decodeCursor(userId, filter.cursor) : null;
 
-  const [{ notifications, more }, { total, hasUnread }] = await Promise.all([
-    selectFeedPage(sql, userId, f, after, limit),
-    totals(sql, userId, f),
-  ]);
-  const last = notifications[notifications.length - 1];
-  return { notifications, total, hasUnread, nextCursor: more && last ? encodeCursor(userId, last) : null };
+  const [page, counts] = await Promise.all([selectFeedPage(sql, userId, f, after, limit), totals(sql, userId, f)]);
+  return feedPage(userId, { ...page, ...counts });
+}
+
+/**
+ * `listNotifications` for the owner of the gateway key with this hash, with the key lookup folded
+ * into one statement with the page and its totals (`auth/key-preload.ts`); null for a listing it
+ * would refuse (`listNotifications` then refuses it with its own error). A cursor is checked
+ * against the owner once the statement names it, with the same refusal.
+ */
+export function listNotificationsOfKey(sql: Sql, keyHash: string, filter: ListFilter): KeyPreload<FeedPage> | null {
+  let checked: ReturnType<typeof listing>;
+  try {
+    checked = listing(filter);
+  } catch {
+    return null;
+  }
+  const { limit, f } = checked;
+  const cursor = filter.cursor ? readKeysetCursor(filter.cursor) : null;
+  if (filter.cursor && !cursor) return null;
+  return splitRows(feedRowsOfKey(sql, keyHash, f, cursor?.position ?? null, limit), (rows, owner) => {
+    if (filter.cursor && !cursor?.of(owner.userId)) decodeCursor(owner.userId, filter.cursor);
+    return feedPage(owner.userId, feedOfKeyRows(rows, limit));
+  });
+}
+
+/** `countNotifications` for the owner of the gateway key with this hash, the key lookup folded in (`auth/key-preload.ts`). */
+export function countNotificationsOfKey(
+  sql: Sql,
+  keyHash: string,
+  notificationTypeFilter?: string | null,
+): KeyPreload<NotificationCountsByType> {
+  return splitRows(counterRowsOfKey(sql, keyHash, notificationTypeFilter || null), countsOfRows);
 }
 
 /**

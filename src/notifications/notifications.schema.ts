@@ -1,4 +1,6 @@
 import { builder } from '../graphql/builder.js';
+import { preloadedValue } from '../graphql/context.js';
+import { keyPreload } from '../auth/key-preload.js';
 import { constraints } from '../graphql/constraints.js';
 import { KEYSET_CURSOR_DESCRIPTION, KEYSET_CURSOR_PATTERN } from '../common/keyset-cursor.js';
 import { NOT_A_FEED_CURSOR } from './cursor.js';
@@ -10,7 +12,9 @@ import {
   SEARCH_TERM_MAX_LENGTH,
   availableNotificationTypes,
   countNotifications,
+  countNotificationsOfKey,
   listNotifications,
+  listNotificationsOfKey,
   markAllNotifications,
   markNotifications,
   publishNotifications,
@@ -108,13 +112,19 @@ builder.queryFields((t) => ({
         ...constraints({ pattern: KEYSET_CURSOR_PATTERN }, { pattern: NOT_A_FEED_CURSOR }),
       }),
     },
-    resolve: (_root, args, ctx) => listNotifications(ctx.db.sql, ctx.principal.userId, args),
+    // On the gateway, the key lookup, the page and its totals are one statement (auth/key-preload.ts).
+    extensions: keyPreload((sql, keyHash, args) => listNotificationsOfKey(sql, keyHash, args)),
+    resolve: (_root, args, ctx) =>
+      preloadedValue<FeedPage>(ctx, 'notifications') ?? listNotifications(ctx.db.sql, ctx.principal.userId, args),
   }),
   notificationCounts: t.withAuth({ READ: true }).field({
     type: NotificationCountsRef,
     description: 'Badge numbers: a cheap poll before listing.',
     args: { notificationTypeFilter: t.arg.string() },
-    resolve: (_root, args, ctx) => countNotifications(ctx.db.sql, ctx.principal.userId, args.notificationTypeFilter),
+    extensions: keyPreload((sql, keyHash, args) => countNotificationsOfKey(sql, keyHash, args.notificationTypeFilter as string | null)),
+    resolve: (_root, args, ctx) =>
+      preloadedValue<NotificationCountsByType>(ctx, 'notificationCounts') ??
+      countNotifications(ctx.db.sql, ctx.principal.userId, args.notificationTypeFilter),
   }),
   availableNotificationTypes: t.field({
     type: AvailableNotificationTypesRef,

@@ -111,7 +111,7 @@ export async function openDatabase(
     }
     return {
       orm: orm as unknown as Orm,
-      sql: await createSql(orm as unknown as Orm, 'postgres'),
+      sql: await createSql(orm as unknown as Orm, 'postgres', { preparedStatements: config.preparedStatements }),
       kind: 'postgres',
       freshEmbedded: false,
       pool: (await orm.em.getConnection().getNativeClient()) as pg.Pool,

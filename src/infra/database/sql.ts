@@ -37,12 +37,33 @@ function wellFormed(value: unknown): unknown {
 }
 
 /**
+ * A name per statement text, for PostgreSQL's named prepared statements: each connection parses
+ * and plans a named statement once, then only binds and executes it. Texts come from code (the
+ * hot paths' fixed statements and their filter variants), so the names are few; the bound keeps
+ * a caller that built texts from data from growing the map and every connection's statements
+ * (past it, statements go unnamed, parsed each time as before).
+ */
+const STATEMENT_NAMES_MAX = 500;
+const statementNames = new Map<string, string>();
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text);
+  if (name === undefined && statementNames.size < STATEMENT_NAMES_MAX) {
+    name = `s${statementNames.size}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/**
  * On PostgreSQL: statements go straight to the ORM's own `pg` pool (one pool, one connection
  * budget), with the values bound as parameters, skipping the ORM's statement formatting and
  * query builder around each one, which were most of a count poll's allocations (bench/README.md).
+ * With `preparedStatements` (the default; `DATABASE_PREPARED_STATEMENTS`), each statement is a
+ * named prepared statement (see `statementName`); turn it off behind a pooler in transaction mode
+ * (PgBouncer before 1.21), which cannot keep a session's prepared statements.
  * Embedded: through the ORM, which keeps its single PGlite session's transactions apart.
  */
-export async function createSql(orm: Orm, kind: 'postgres' | 'embedded'): Promise<Sql> {
+export async function createSql(orm: Orm, kind: 'postgres' | 'embedded', options: { preparedStatements?: boolean } = {}): Promise<Sql> {
   if (kind === 'embedded') {
     const em = orm.em as Em;
     return {
@@ -51,9 +72,11 @@ export async function createSql(orm: Orm, kind: 'postgres' | 'embedded'): Promis
     };
   }
   const pool = (await orm.em.getConnection().getNativeClient()) as pg.Pool;
+  const named = options.preparedStatements ?? false;
   return {
     async execute<T>(query: string, params: readonly unknown[] = [], method: 'all' | 'run' = 'all'): Promise<T> {
-      const result = await pool.query({ text: toPositional(query), values: params as unknown[] });
+      const text = toPositional(query);
+      const result = await pool.query({ text, values: params as unknown[], ...(named && { name: statementName(text) }) });
       return (method === 'run' ? { affectedRows: result.rowCount ?? 0 } : result.rows) as T;
     },
   };

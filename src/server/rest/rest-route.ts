@@ -1,12 +1,14 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { getArgumentValues, Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { AppError } from '../../common/errors.js';
-import type { Services } from '../../graphql/context.js';
+import type { RequestContext, Services } from '../../graphql/context.js';
+import type { Sql } from '../../infra/database/sql.js';
+import { preloadOf, type KeyPreload } from '../../auth/key-preload.js';
 import type { Principal } from '../../graphql/principal.js';
 import type { Caller } from '../../auth/rate-windows.js';
 import type { ClientWatch } from '../../infra/http/client-watch.js';
 import { allowOnly } from '../../infra/http/server.js';
-import { credentialGuard } from '../credential-guard.js';
+import { credentialGuard, settlePendingKey, settleWithLookup } from '../credential-guard.js';
 import type { OperationExecutor, OperationSubscriber } from './operation-executor.js';
 import { requireEventStream, sendStream, type RestStream } from './streaming.js';
 import { fragmentsOf, resultJsonSchema, type JsonSchema } from './json-schema.js';
@@ -25,6 +27,11 @@ export interface RestOperation {
   variables: VariablesValidator;
   /** The JSON Schema of its root field's value, as discovery and the API reference publish it. */
   result: JsonSchema;
+  /**
+   * Its root field's preload (`auth/key-preload.ts`), for its (valid) variables: a query's one
+   * statement that looks the gateway key up too. Absent for mutations and fields without one.
+   */
+  preload?: (sql: Sql, keyHash: string, variables: Record<string, unknown>) => KeyPreload | null;
 }
 
 export const operationOf = (document: DocumentNode): OperationDefinitionNode => {
@@ -39,7 +46,15 @@ export function prepareOperation(schema: GraphQLSchema, document: DocumentNode):
   const fields = operation.selectionSet.selections;
   if (fields.length !== 1 || fields[0].kind !== Kind.FIELD)
     throw new Error(`Operation ${operation.name.value} must select exactly one root field.`);
+  const node = fields[0];
+  const definition = operation.operation === 'query' ? schema.getQueryType()?.getFields()[node.name.value] : undefined;
+  const preload = preloadOf(definition?.extensions);
   return {
+    ...(definition &&
+      preload && {
+        preload: (sql: Sql, keyHash: string, variables: Record<string, unknown>) =>
+          preload(sql, keyHash, getArgumentValues(definition, node, variables)),
+      }),
     name: operation.name.value,
     type: operation.operation,
     document,
@@ -117,7 +132,15 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
   /** One line for discovery and the API reference. */
   summary: string;
   /** Which credentials the route serves; any other gets 401 `invalid_key`. */
-  credential: { name: string; accepts: (principal: Principal) => principal is C };
+  credential: {
+    name: string;
+    accepts: (principal: Principal) => principal is C;
+    /**
+     * A route serving gateway keys only: the key is looked up in the handler, concurrently with
+     * its rate window, or folded into the operation's statement (`credentialGuard`'s `defer`).
+     */
+    defer?: boolean;
+  };
   /**
    * Runs before the body is read, once the caller is known and within its window: what the
    * caller may hold at once (the skip trace in-flight slot). Refuses by throwing an AppError;
@@ -139,6 +162,12 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
   idempotencyHeader?: string;
   /** The body (POST: parsed JSON, not yet checked) or the query parameters (GET) as the operation to run and its variables. */
   toCall: (input: unknown, caller: C) => OperationCall;
+  /**
+   * The operation the input names, when it would pass `toCall` but for the caller's scope;
+   * undefined otherwise. Declared by a route serving gateway keys only (`credential.defer`), so
+   * that a query's statement can start before the key is looked up (`auth/key-preload.ts`).
+   */
+  peek?: (input: unknown) => OperationCall | undefined;
   /** How `details` paths read for this route (e.g. relative to the body rather than `variables`). */
   detailPath?: (path: string) => string;
   /** The message of a 422 whose details name the failing variables. */
@@ -168,6 +197,17 @@ declare module 'fastify' {
 const registered = new WeakMap<FastifyInstance, RestRoute<Caller>[]>();
 export const registeredRestRoutes = (app: FastifyInstance): readonly RestRoute<Caller>[] => registered.get(app) ?? [];
 
+/** A valid call's preload, started for the key with this hash; null without one (or for variables it could not read). */
+function startPreload(sql: Sql, keyHash: string, call: OperationCall): KeyPreload | null {
+  const { preload, variables } = call.operation;
+  if (!preload || variables.check(call.variables).length) return null;
+  try {
+    return preload(sql, keyHash, call.variables);
+  } catch {
+    return null;
+  }
+}
+
 /** Registers a declared REST route, and 405 for its other methods. */
 export function registerRestRoute<C extends Caller, V>(
   app: FastifyInstance,
@@ -186,7 +226,7 @@ export function registerRestRoute<C extends Caller, V>(
       async (request) => {
         request.restStartedAt = performance.now();
       },
-      credentialGuard({ services, accepts: route.credential.accepts }),
+      credentialGuard({ services, accepts: route.credential.accepts, defer: route.credential.defer }),
       ...(admit ? [async (request: FastifyRequest) => admit(services, callerOf(request), request.client)] : []),
     ],
     ...(onRefused && {
@@ -201,13 +241,38 @@ export function registerRestRoute<C extends Caller, V>(
         return payload;
       },
     }),
+    // A refusal before the handler (body size, media type, JSON) comes after the credential's and the window's.
+    ...(route.credential.defer && {
+      errorHandler: async (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+        let answered = error;
+        try {
+          await settleWithLookup(services, request, reply);
+        } catch (refusal) {
+          answered = refusal;
+        }
+        return request.server.errorHandler(answered as FastifyError, request, reply);
+      },
+    }),
     handler: async (request, reply) => {
+      let preloaded: RequestContext['preloaded'];
+      let checked: OperationCall | undefined;
+      if (request.pendingKey) {
+        // A valid read: its statement looks the key up too, concurrently with the key's window.
+        const call = route.method === 'POST' ? route.peek?.(request.body) : undefined;
+        const started = call && startPreload(services.sql, request.pendingKey.hash, call);
+        if (started) {
+          preloaded = { field: call.operation.rootField, value: started.value };
+          checked = call;
+        }
+        await (started ? settlePendingKey(services, request, reply, started.owner) : settleWithLookup(services, request, reply));
+      }
       const caller = callerOf(request);
       const idempotencyKey = route.idempotencyHeader ? readIdempotencyKey(request, route.idempotencyHeader) : undefined;
       const input = route.method === 'GET' ? queryVariables(route.query ?? {}, request.query) : request.body;
       const { operation, variables } = route.toCall(input, caller);
       if (operation.type === 'subscription') requireEventStream(request, operation.name, route.stream);
-      const details = operation.variables.check(variables);
+      // The preload's call came from this same body, its variables already checked.
+      const details = checked?.operation === operation ? [] : operation.variables.check(variables);
       if (details.length) {
         const detailPath = route.detailPath ?? ((path: string) => path);
         throw new AppError(
@@ -223,6 +288,7 @@ export function registerRestRoute<C extends Caller, V>(
         log: request.log,
         client: request.client,
         ...(idempotencyKey && { idempotencyKey }),
+        ...(preloaded && { preloaded }),
       };
       if (operation.type === 'subscription')
         return sendStream(reply, subscribeOperation, { operation, variables, context, stream: route.stream! });
