@@ -10,8 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { normalizeActor, standardizeAddress, traceCacheKey } from '../../src/skip-trace/address/index.js';
 import {
+  admitSkipTrace,
   bearer,
   bound,
   COLUMNS,
@@ -26,7 +26,6 @@ import {
   readJson,
   setWindowHeaders,
   sha256,
-  SKIPTRACE_LIMIT,
   sql,
   sumCounters,
   toNotification,
@@ -167,30 +166,8 @@ export async function gateway(req: IncomingMessage, res: ServerResponse) {
 
 // --- Skip trace (the cached path) -----------------------------------------------------------
 
-const inFlight = new Map<string, number>();
-
-export async function skipTrace(req: IncomingMessage, res: ServerResponse) {
-  const startedAt = performance.now();
-  const token = bearer(req);
-  if (!token?.startsWith('stk_')) throw new HttpError(401, 'invalid_key');
-  const hash = sha256(token);
-  const { rows: keys } = await bound(
-    `select id, key_hash, organization_id from skip_trace_keys where key_hash = $1 and revoked_at is null`,
-    [hash],
-  );
-  const key = keys[0] as { id: string; organization_id: string } | undefined;
-  if (!key) throw new HttpError(401, 'invalid_key');
-  const decision = await consumeWindow(`skiptrace:${key.id}`, SKIPTRACE_LIMIT);
-  setWindowHeaders(res, decision);
-  if (!decision.allowed) throw new HttpError(429, 'rate_limited');
-  inFlight.set(key.id, (inFlight.get(key.id) ?? 0) + 1);
-  try {
-    const body = await readJson(req);
-    const address = body.address as { line1: string; line2?: string; city: string; state: string; zip: string };
-    const standard = standardizeAddress({ ...address, state: address.state.trim().toUpperCase() });
-    const cacheKey = traceCacheKey(standard, normalizeActor(null));
-    const requestId = randomUUID();
-
+export function skipTrace(req: IncomingMessage, res: ServerResponse) {
+  return admitSkipTrace(req, res, async ({ key, cacheKey, requestId, startedAt }) => {
     const { rows: orgs } = await sql(
       `select skip_trace_enabled, skip_trace_credits from organizations where id = ${lit(key.organization_id)}`,
     );
@@ -225,9 +202,7 @@ export async function skipTrace(req: IncomingMessage, res: ServerResponse) {
       client.release();
     }
     return { id: requestId, status: cached[0].status, persons: cached[0].persons };
-  } finally {
-    inFlight.set(key.id, (inFlight.get(key.id) ?? 1) - 1);
-  }
+  });
 }
 
 export const naiveFloor: FloorRoutes = { gateway, skipTrace };

@@ -6,10 +6,8 @@
  * Texts as the service's `Sql` layer sends them (its `?`s as `$n`), checked against PostgreSQL's
  * statement log.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { normalizeActor, standardizeAddress, traceCacheKey } from '../../src/skip-trace/address/index.js';
-import { bearer, bound, consumeWindow, HttpError, readJson, setWindowHeaders, sha256, SKIPTRACE_LIMIT } from '../lib/floor-kit.js';
+import { admitSkipTrace, bound, HttpError } from '../lib/floor-kit.js';
 
 const OPEN = `select a.skip_trace_enabled, a.skip_trace_credits, r.status, r.persons
   from (select skip_trace_enabled, skip_trace_credits from organizations where id = $1) a left join (select status, persons from skip_trace_results where cache_key = $2 and expires_at > now()) r on true`;
@@ -20,29 +18,8 @@ const CHARGE = `with charged as (update organizations set skip_trace_credits = s
      select $3::uuid, id, $4::uuid, $5, $6, $7::boolean, true, $8::integer from charged)
   select skip_trace_credits from charged`;
 
-const inFlight = new Map<string, number>();
-
-export async function skipTrace(req: IncomingMessage, res: ServerResponse) {
-  const startedAt = performance.now();
-  const token = bearer(req);
-  if (!token?.startsWith('stk_')) throw new HttpError(401, 'invalid_key');
-  const { rows: keys } = await bound(
-    `select id, key_hash, organization_id from skip_trace_keys where key_hash = $1 and revoked_at is null`,
-    [sha256(token)],
-  );
-  const key = keys[0] as { id: string; organization_id: string } | undefined;
-  if (!key) throw new HttpError(401, 'invalid_key');
-  const decision = await consumeWindow(`skiptrace:${key.id}`, SKIPTRACE_LIMIT);
-  setWindowHeaders(res, decision);
-  if (!decision.allowed) throw new HttpError(429, 'rate_limited');
-  inFlight.set(key.id, (inFlight.get(key.id) ?? 0) + 1);
-  try {
-    const body = await readJson(req);
-    const address = body.address as { line1: string; line2?: string; city: string; state: string; zip: string };
-    const standard = standardizeAddress({ ...address, state: address.state.trim().toUpperCase() });
-    const cacheKey = traceCacheKey(standard, normalizeActor(null));
-    const requestId = randomUUID();
-
+export function skipTrace(req: IncomingMessage, res: ServerResponse) {
+  return admitSkipTrace(req, res, async ({ key, cacheKey, requestId, startedAt }) => {
     const { rows } = await bound(OPEN, [key.organization_id, cacheKey]);
     const opened = rows[0];
     if (!opened?.skip_trace_enabled) throw new HttpError(403, 'feature_unavailable');
@@ -62,7 +39,5 @@ export async function skipTrace(req: IncomingMessage, res: ServerResponse) {
     if (!charged[0]) throw new HttpError(402, 'insufficient_credits');
     res.setHeader('X-Credits-Remaining', charged[0].skip_trace_credits);
     return { id: requestId, status: opened.status, persons: opened.persons };
-  } finally {
-    inFlight.set(key.id, (inFlight.get(key.id) ?? 1) - 1);
-  }
+  });
 }

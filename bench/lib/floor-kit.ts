@@ -11,6 +11,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { normalizeActor, standardizeAddress, traceCacheKey } from '../../src/skip-trace/address/index.js';
 
 const env = process.env;
 export const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: Number(env.DATABASE_POOL_MAX ?? 10) });
@@ -146,6 +147,46 @@ export function sumCounters(rows: Record<string, unknown>[]) {
 
 // The service's per-user lock, taken in the same statement before any row (src/notifications/feed.data.ts).
 export const USER_WRITE_LOCK = `serialized as materialized (select pg_advisory_xact_lock(${0x6e6f7466}, hashtext($1::text)))`;
+
+// --- Skip trace --------------------------------------------------------------------------------
+
+/** A cached skip trace call once admitted: its key, the address's cache key and the request's id. */
+export interface SkipTraceCall {
+  key: { id: string; organization_id: string };
+  cacheKey: string;
+  requestId: string;
+  startedAt: number;
+}
+
+const skipTraceInFlight = new Map<string, number>();
+
+/**
+ * What both floors do before a skip trace's own statements, as the service does: the key lookup,
+ * then the key's window, then its in-flight count (held during `work`), the body and its address.
+ */
+export async function admitSkipTrace<T>(req: IncomingMessage, res: ServerResponse, work: (call: SkipTraceCall) => Promise<T>): Promise<T> {
+  const startedAt = performance.now();
+  const token = bearer(req);
+  if (!token?.startsWith('stk_')) throw new HttpError(401, 'invalid_key');
+  const { rows: keys } = await bound(
+    `select id, key_hash, organization_id from skip_trace_keys where key_hash = $1 and revoked_at is null`,
+    [sha256(token)],
+  );
+  const key = keys[0] as SkipTraceCall['key'] | undefined;
+  if (!key) throw new HttpError(401, 'invalid_key');
+  const decision = await consumeWindow(`skiptrace:${key.id}`, SKIPTRACE_LIMIT);
+  setWindowHeaders(res, decision);
+  if (!decision.allowed) throw new HttpError(429, 'rate_limited');
+  skipTraceInFlight.set(key.id, (skipTraceInFlight.get(key.id) ?? 0) + 1);
+  try {
+    const body = await readJson(req);
+    const address = body.address as { line1: string; line2?: string; city: string; state: string; zip: string };
+    const standard = standardizeAddress({ ...address, state: address.state.trim().toUpperCase() });
+    return await work({ key, cacheKey: traceCacheKey(standard, normalizeActor(null)), requestId: randomUUID(), startedAt });
+  } finally {
+    skipTraceInFlight.set(key.id, (skipTraceInFlight.get(key.id) ?? 1) - 1);
+  }
+}
 
 // --- HTTP -------------------------------------------------------------------------------------
 

@@ -134,13 +134,15 @@ async function runWrk(options: LoadOptions): Promise<LoadFigures> {
   const r = JSON.parse(line.slice(MARKER.length)) as Record<'durationUs' | 'requests' | 'p50Us' | 'p99Us', number> & {
     errors: Record<string, number>;
   };
+  // A run in which nothing was answered measured nothing: it counts as an error, not as a figure.
+  const kinds = { ...r.errors, ...(r.requests === 0 && { 'none answered': 1 }) };
   return {
     requests: r.requests,
     rps: r.requests / (r.durationUs / 1e6),
     p50: r.p50Us / 1000,
     p99: r.p99Us / 1000,
-    errors: Object.values(r.errors).reduce((a, b) => a + b, 0),
-    errorKinds: Object.fromEntries(Object.entries(r.errors).filter(([, n]) => n > 0)),
+    errors: Object.values(kinds).reduce((a, b) => a + b, 0),
+    errorKinds: Object.fromEntries(Object.entries(kinds).filter(([, n]) => n > 0)),
   };
 }
 
