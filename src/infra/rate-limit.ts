@@ -37,26 +37,50 @@ export function createWindowLimiter(options: { name: string; limit: number; redi
       })
     : memory;
 
-  const decision = (res: RateLimiterRes, allowed: boolean): WindowDecision => ({
+  const decision = (remainingPoints: number, msBeforeNext: number, allowed: boolean): WindowDecision => ({
     allowed,
     limit: options.limit,
-    remaining: Math.max(0, res.remainingPoints),
-    resetAt: Math.ceil((Date.now() + res.msBeforeNext) / 1000),
-    retryAfter: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+    remaining: Math.max(0, remainingPoints),
+    resetAt: Math.ceil((Date.now() + msBeforeNext) / 1000),
+    retryAfter: Math.max(1, Math.ceil(msBeforeNext / 1000)),
   });
+  const consumeWith = async (rateLimiter: RateLimiterAbstract, key: string) => {
+    try {
+      const res = await rateLimiter.consume(key);
+      return decision(res.remainingPoints, res.msBeforeNext, true);
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) return decision(rejection.remainingPoints, rejection.msBeforeNext, false);
+      throw rejection;
+    }
+  };
+
+  // With Redis, a point is the window script RateLimiterRedis defines on the client, called
+  // directly with the arguments and key it would use: its own consume wraps the call in several
+  // promises and objects per request. Should Redis fail, the insurance limiter answers, as it would.
+  const script = options.redis as unknown as WindowScript | null;
+  const keyPrefix = `rl:${options.name}:`;
+  const args = [String(1), String(WINDOW_SECONDS), String(options.limit), String(WINDOW_SECONDS)];
+  const consumeOnRedis = async (key: string): Promise<WindowDecision> => {
+    let result: [number, number];
+    try {
+      result = await script!.rlflxIncr([keyPrefix + key, ...args]);
+    } catch {
+      return consumeWith(memory, key);
+    }
+    const consumed = Number(result[0]);
+    return decision(options.limit - consumed, Number(result[1]), consumed <= options.limit);
+  };
 
   return {
     limit: options.limit,
-    async consume(key) {
-      try {
-        return decision(await limiter.consume(key), true);
-      } catch (rejection) {
-        if (rejection instanceof RateLimiterRes) return decision(rejection, false);
-        throw rejection;
-      }
-    },
+    consume: script && typeof script.rlflxIncr === 'function' ? consumeOnRedis : (key) => consumeWith(limiter, key),
     async delete(key) {
       await limiter.delete(key);
     },
   };
+}
+
+/** The window script (`rlflxIncr`) RateLimiterRedis defines on an ioredis client: the points consumed and the window's ms left. */
+interface WindowScript {
+  rlflxIncr(args: string[]): Promise<[number, number]>;
 }

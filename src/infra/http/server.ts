@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { AppError, MASKED_MESSAGE } from '../../common/errors.js';
 import { watchClient, type ClientWatch } from './client-watch.js';
 import { containsNul, NUL_MESSAGE } from '../../common/nul.js';
-import { requestScope } from '../logger.js';
+import { lazyChildLogger, requestScope } from '../logger.js';
 import type { Config } from '../config.js';
 import type { Logger } from 'pino';
 
@@ -53,6 +53,8 @@ export function createHttpServer(config: Config, log: Logger): FastifyInstance {
   const bodyTimeoutMs = config.limits.requestBodyTimeoutMs;
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
+    // Each request's logger is made when a line is written (most requests write none).
+    childLoggerFactory: (logger, bindings, options) => lazyChildLogger(logger as Logger, bindings, options) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: config.trustProxy,
     // A caller's X-Request-Id is kept when it is a plain token, so their logs and ours line up.

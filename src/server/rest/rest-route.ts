@@ -218,15 +218,17 @@ export function registerRestRoute<C extends Caller, V>(
   const { services, executeOperation, subscribeOperation } = deps;
   const { admit, onRefused } = route;
   const callerOf = (request: FastifyRequest) => request.principal as C;
+  const guard = credentialGuard({ services, accepts: route.credential.accepts, defer: route.credential.defer });
 
   app.route({
     method: route.method,
     url: route.path,
     onRequest: [
-      async (request) => {
+      // One hook: the start, then the guard.
+      (request: FastifyRequest, reply: FastifyReply) => {
         request.restStartedAt = performance.now();
+        return guard(request, reply);
       },
-      credentialGuard({ services, accepts: route.credential.accepts, defer: route.credential.defer }),
       ...(admit ? [async (request: FastifyRequest) => admit(services, callerOf(request), request.client)] : []),
     ],
     ...(onRefused && {
