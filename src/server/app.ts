@@ -61,7 +61,17 @@ export async function buildApp(
   log: pino.Logger = createLogger(config.logLevel),
   options: { embeddedEngine?: Promise<EmbeddedEngine> } = {},
 ): Promise<App> {
-  const database = await openDatabase(config.database, log, options.embeddedEngine);
+  const opening = openDatabase(config.database, log, options.embeddedEngine);
+  let registry;
+  try {
+    // Needs no database, only CPU: built while the database opens (an embedded engine's
+    // WebAssembly compiles on background threads meanwhile), not after.
+    registry = buildOperationRegistry(schema);
+  } catch (error) {
+    await opening.then((database) => database.close()).catch(() => undefined);
+    throw error;
+  }
+  const database = await opening;
   // Loaded only when configured: without REDIS_URL the windows are in-process.
   const redis = config.redisUrl ? await (await import('../infra/redis.js')).connectRedis(config.redisUrl, log) : null;
   const metrics = createMetricsRegistry(database.pool);
@@ -102,7 +112,6 @@ export async function buildApp(
   const yoga = createYogaServer(services, compiledDocuments);
   const executeOperation = createOperationExecutor(schema, services);
   const subscribeOperation = createOperationSubscriber(schema, services);
-  const registry = buildOperationRegistry(schema);
   const gatewayCall = gatewayCallRoute(registry);
   const http = createHttpServer(config, log);
 

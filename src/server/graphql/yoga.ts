@@ -1,7 +1,6 @@
 import { GraphQLError, type DocumentNode } from 'graphql';
 import { createYoga, type GraphiQLOptions, type YogaServerInstance } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { LRUCache } from 'lru-cache';
 import { createContext, type Context, type RequestContext, type Services } from '../../graphql/context.js';
 import { maskError, useContractErrorCodes } from './graphql-errors.js';
@@ -44,7 +43,7 @@ function boundedParseCaches() {
  * GraphiQL, outside production, with every asset in the page itself (@graphql-yoga/render-graphiql
  * inlines its script, styles, editor workers and favicon): nothing is loaded from another host, so
  * it works offline and a key typed into it goes nowhere else. The page is the same for everyone,
- * so it is rendered once (it weighs a few MB).
+ * so it is rendered once (it weighs a few MB), at its first request.
  */
 export const GRAPHIQL_KEY_NOTE = 'Put your key in the Headers tab below';
 const GRAPHIQL_OPTIONS = {
@@ -65,8 +64,16 @@ query Feed {
   defaultEditorToolsVisibility: 'headers' as const,
   shouldPersistHeaders: false,
 };
-let graphiqlPage: string | undefined;
-const renderLocalGraphiQL = (options: GraphiQLOptions) => (graphiqlPage ??= renderGraphiQL(options));
+// The page's module (several MB) is loaded at the first request for the page, not at start-up:
+// it is never served in production, and most starts never serve it.
+let graphiqlPage: Promise<string> | undefined;
+const renderLocalGraphiQL = (options: GraphiQLOptions) =>
+  (graphiqlPage ??= import('@graphql-yoga/render-graphiql')
+    .then(({ renderGraphiQL }) => renderGraphiQL(options))
+    .catch((error: unknown) => {
+      graphiqlPage = undefined;
+      throw error;
+    }));
 
 export function createYogaServer(services: Services, compiled: CompiledDocuments): Yoga {
   return createYoga<RequestContext, Context>({

@@ -30,15 +30,24 @@ export interface VariablesValidator {
   readonly schema: JsonSchema;
   /** The contract's `details` for `variables`, empty when they are valid. */
   check(variables: unknown): ErrorDetail[];
+  /** Compiles the validator now (it is otherwise compiled at the first check): for tests. */
+  compile(): void;
 }
 
 export function variablesValidator(schema: GraphQLSchema, operation: OperationDefinitionNode, fragments: FragmentMap): VariablesValidator {
   // Checked against the variant that carries the rules' own messages (`errorMessage`), which is
-  // this validator's business only: discovery publishes the standard schema.
-  const validate = ajv.compile(variablesJsonSchema(schema, operation, { fragments, errorMessages: true }));
+  // this validator's business only: discovery publishes the standard schema. Compiled at the
+  // first check, not at start-up: Ajv's compilation (its meta-schema's above all) was most of the
+  // start-up's CPU; test/gateway/variables-compile.test.ts compiles every operation's validator.
+  let validate: ValidateFunction | undefined;
+  const compiled = () => (validate ??= ajv.compile(variablesJsonSchema(schema, operation, { fragments, errorMessages: true })));
   return {
     schema: variablesJsonSchema(schema, operation, { fragments }),
-    check: (value) => (validate(value) ? [] : errorDetails(validate)),
+    check: (value) => {
+      const run = compiled();
+      return run(value) ? [] : errorDetails(run);
+    },
+    compile: () => void compiled(),
   };
 }
 

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { schema } from '../../src/server/schema.js';
+import { buildOperationRegistry } from '../../src/server/gateway/operation-registry.js';
+import { skipTraceRoute } from '../../src/server/rest/routes/skip-trace.route.js';
+import { skipTraceAccountRoute, skipTraceUsageRoute } from '../../src/server/rest/routes/skip-trace-billing.routes.js';
+import type { OrganizationPrincipal } from '../../src/graphql/principal.js';
+
+/**
+ * The variables' validators are compiled at their first check, not at start-up (variables.ts):
+ * this compiles every one, so a schema Ajv refuses fails here rather than at a caller's request.
+ */
+describe('variables validators', () => {
+  const gateway = [...buildOperationRegistry(schema).values()].map((op) => op.prepared);
+  const routes = [skipTraceRoute(schema), skipTraceAccountRoute(schema), skipTraceUsageRoute(schema)].map(
+    (route) => route.toCall({}, {} as OrganizationPrincipal).operation,
+  );
+
+  it('covers the gateway operations and the skip trace routes', () => {
+    expect(gateway.length).toBeGreaterThan(5);
+    expect(routes.map((op) => op.name)).toEqual(['skipTrace', 'skipTraceAccount', 'skipTraceUsage']);
+  });
+
+  it.each([...gateway, ...routes].map((op) => [op.name, op] as const))('compiles the validator of %s', (_name, operation) => {
+    expect(() => operation.variables.compile()).not.toThrow();
+    // An unknown variable is refused by every operation's schema, so the compiled validator runs.
+    expect(operation.variables.check({ notAVariable: 1 })).toContainEqual({
+      path: 'variables.notAVariable',
+      message: 'is not a known variable',
+    });
+  });
+});
