@@ -69,7 +69,7 @@ export async function findActiveGatewayKey(sql: Sql, keyHash: string): Promise<G
  * prefixed `key_` so they never clash with the rest of the statement's; join the owner by
  * `k.key_user_id`. Such a statement returns no row of `k` for a key that is unknown or revoked
  * (`gatewayKeyOwnerOf` reads it), so it folds the key lookup into the operation's own statement:
- * one round trip for both (see `auth/preload.ts`).
+ * one round trip for both (see `auth/key-preload.ts`).
  */
 export const GATEWAY_KEY_OWNER = `select k.id as key_id, k.key_hash, k.scopes as key_scopes, u.id as key_user_id,
          u.organization_id as key_organization_id, u.role as key_role
