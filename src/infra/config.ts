@@ -20,7 +20,7 @@ const bool = (def: boolean) =>
 const envSchema = z.object({
   NODE_ENV: z.preprocess(emptyAsUndefined, z.enum(['development', 'production', 'test']).default('development')),
   PORT: int(4000, 0).pipe(z.number().max(65535)),
-  HOST: z.preprocess(emptyAsUndefined, z.string().default('0.0.0.0')),
+  HOST: optionalString,
   LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   DATABASE_URL: z.preprocess(
     emptyAsUndefined,
@@ -113,7 +113,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   return {
     env: e.NODE_ENV,
     port: e.PORT,
-    host: e.HOST,
+    // The embedded mode prints live demo keys (and a development platform token): loopback only,
+    // unless HOST says otherwise. A service on PostgreSQL is meant to be reached.
+    host: e.HOST ?? (e.DATABASE_URL ? '0.0.0.0' : '127.0.0.1'),
     logLevel: e.LOG_LEVEL,
     database: e.DATABASE_URL
       ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX, preparedStatements: e.DATABASE_PREPARED_STATEMENTS }

@@ -21,6 +21,13 @@ describe('configuration', () => {
     expect(config.internalApiToken).toBeUndefined();
   });
 
+  it('listens on loopback in embedded mode and on every interface with DATABASE_URL, unless HOST says otherwise', () => {
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    expect(loadConfig({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/app' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '::1', DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/app' }).host).toBe('::1');
+  });
+
   it.each([
     ['PORT', 'abc'],
     ['PORT', '70000'],
