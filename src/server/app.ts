@@ -34,6 +34,7 @@ import { createLocalEventBus, createRedisEventBus } from '../infra/event-bus.js'
 import { createStreamRegistry } from '../infra/streams.js';
 import { activeKeyIds } from '../auth/api-keys.data.js';
 import { createNotificationEvents } from '../notifications/notification-events.js';
+import { registerServiceIndex, serviceIndexReference } from './service-index.routes.js';
 
 /** How often open streams' keys are re-checked: a revoked key's streams end within about this long (at most 5 s promised). */
 const STREAM_KEY_RECHECK_MS = 2000;
@@ -124,6 +125,7 @@ export async function buildApp(
     },
   });
   registerHealthRoutes(http, services);
+  registerServiceIndex(http);
   registerMetricsRoute(http, services);
   registerGraphqlRoutes(http, { services, yoga, fastPath: createGraphqlFastPath({ services, yoga, compiled: compiledDocuments }) });
   const restDeps = { services, executeOperation, subscribeOperation };
@@ -139,7 +141,7 @@ export async function buildApp(
   // The API reference documents every REST route registered above (and any registered later).
   registerReferenceRoutes(http, () => ({
     restRoutes: registeredRestRoutes(http),
-    documentedRoutes: [...discoveryReference, ...healthReference, metricsReference, ...referenceRoutesReference],
+    documentedRoutes: [serviceIndexReference, ...discoveryReference, ...healthReference, metricsReference, ...referenceRoutesReference],
   }));
 
   return {
