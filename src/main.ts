@@ -1,12 +1,63 @@
 import { createLogger } from './infra/logger.js';
-import { ConfigError, loadConfig } from './infra/config.js';
+import { ConfigError, loadConfig, type Config } from './infra/config.js';
 import { beginEmbeddedEngine } from './infra/database/embedded-engine.js';
 import { DataDirInUseError } from './infra/database/data-dir-lock.js';
+import { ensureDevPlatformToken, type DevPlatformToken } from './infra/dev-platform-token.js';
+import type { App } from './server/app.js';
+import type { Logger } from 'pino';
 
 const DRAIN_TIMEOUT_MS = 10_000;
 
 /** A reason not to start that is the operator's to fix: said in one line, without a stack. */
 class StartupRefusal extends Error {}
+
+const NO_PLATFORM_TOKEN =
+  'INTERNAL_API_TOKEN is not set: nothing has platform access (provisioning, publishing, /metrics). ' +
+  'To provision the first organization, restart with INTERNAL_API_TOKEN set to a secret of 16 or more characters ' +
+  '(e.g. from `openssl rand -hex 24`), then, with the same value exported, run ' +
+  '`npm run admin -- org create NAME`, `npm run admin -- user create --org ID --email EMAIL --role ADMIN` and ' +
+  '`npm run admin -- key create --user ID --scopes READ,WRITE`.';
+
+/**
+ * The quick start's platform token: in embedded mode outside production, without INTERNAL_API_TOKEN,
+ * the data dir's development token (made at its first start). Never on PostgreSQL or in production:
+ * there a missing token means no platform access. Call with the data dir locked.
+ */
+function devPlatformToken(config: Config): DevPlatformToken | undefined {
+  if (config.internalApiToken || config.database.kind !== 'embedded' || config.env === 'production') return undefined;
+  return ensureDevPlatformToken(config.database.dataDir);
+}
+
+/** The embedded mode's start-up banner, given the port it listens on (known once it does); none on PostgreSQL. */
+async function embeddedBanner(config: Config, app: App, devToken: DevPlatformToken | undefined) {
+  if (config.database.kind !== 'embedded' || app.database.kind !== 'embedded') return undefined;
+  const banners = await import('./server/demo-banner.js');
+  const dataDir = config.database.dataDir;
+  let demoLines: ((api: string) => string) | undefined;
+  // Demo data only ever goes into a brand-new embedded database, never into a real one.
+  if (config.seedDemo) {
+    const { seedDemo, findSeededDemo } = await import('./server/demo-seed.js');
+    if (app.database.freshEmbedded) {
+      const demo = await seedDemo(app.services.orm.em.fork());
+      demoLines = (api) => banners.seededDemoLines(demo, { api, dataDir });
+    } else {
+      const found = await findSeededDemo(app.services.orm.em.fork(), app.services.sql);
+      if (found) demoLines = (api) => banners.reopenedDemoLines(found, { api, dataDir });
+    }
+  }
+  return (port: number) => {
+    const api = banners.serviceUrl(config.host, port);
+    return banners.banner([demoLines?.(api), devToken && banners.platformTokenLines(devToken), banners.whereToLook(api)].filter((part): part is string => !!part));
+  };
+}
+
+function logReady(log: Logger, config: Config, app: App, port: number) {
+  log.info(
+    { port, host: config.host, database: app.database.kind, redis: Boolean(config.redisUrl), docs: '/docs', graphql: '/graphql' },
+    'service ready',
+  );
+  if (!config.internalApiToken) log.warn(NO_PLATFORM_TOKEN);
+}
 
 async function main() {
   let config;
@@ -24,24 +75,11 @@ async function main() {
   // compiling on V8's background threads, its files being read) before the service's modules load
   // (app.js is imported only now, and the build keeps it a separate chunk).
   const embeddedEngine = config.database.kind === 'embedded' ? (await beginEmbeddedEngine(config.database)).engine : undefined;
+  const devToken = devPlatformToken(config);
+  if (devToken) config = { ...config, internalApiToken: devToken.token };
   const { buildApp } = await import('./server/app.js');
   const app = await buildApp(config, log, { embeddedEngine });
-
-  // The embedded mode's demo banner, written once the port is known.
-  let bannerFor: ((port: number) => string) | undefined;
-  // Demo data only ever goes into a brand-new embedded database, never into a real one.
-  if (config.seedDemo && config.database.kind === 'embedded' && app.database.kind === 'embedded') {
-    const { seedDemo, findSeededDemo } = await import('./server/demo-seed.js');
-    const { seededBanner, reopenedBanner } = await import('./server/demo-banner.js');
-    const dataDir = config.database.dataDir;
-    if (app.database.freshEmbedded) {
-      const demo = await seedDemo(app.services.orm.em.fork());
-      bannerFor = (port) => seededBanner(demo, { port, dataDir });
-    } else {
-      const found = await findSeededDemo(app.services.orm.em.fork(), app.services.sql);
-      if (found) bannerFor = (port) => reopenedBanner(found, { port, dataDir });
-    }
-  }
+  const bannerFor = await embeddedBanner(config, app, devToken);
 
   try {
     await app.http.listen({ port: config.port, host: config.host });
@@ -58,7 +96,7 @@ async function main() {
   }
   const address = app.http.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  log.info({ port, database: app.database.kind, redis: Boolean(config.redisUrl) }, 'service ready');
+  logReady(log, config, app, port);
   // After the start-up logs, as one block on stderr: it stays apart from the JSON log lines on stdout.
   if (bannerFor) process.stderr.write(bannerFor(port));
 

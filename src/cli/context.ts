@@ -1,5 +1,6 @@
 /** What every command shares: the global options, the client they make, and the mapping of failures to exit codes. */
 import { InvalidArgumentError, type Command } from 'commander';
+import { readDevPlatformToken } from '../infra/dev-platform-token.js';
 import { PlatformClient } from './client.js';
 import { CliError, EXIT, usageError, type ExitCode } from './exit-codes.js';
 import { Output, type CliIo } from './output.js';
@@ -32,15 +33,26 @@ export function addGlobalOptions(program: Command): Command {
     .option('--json', 'print results as JSON on stdout (errors as JSON on stderr)');
 }
 
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * The development platform token a quick-start service keeps in its data dir (DATA_DIR, default
+ * ./data), used when no token is given and the service is on this machine.
+ */
+function localDevToken(url: string, env: CliIo['env']): string | undefined {
+  return LOOPBACK.has(new URL(url).hostname) ? readDevPlatformToken(env.DATA_DIR || './data') : undefined;
+}
+
 function clientFor(options: GlobalOptions, env: CliIo['env']): PlatformClient {
   const url = options.url ?? (env.API_URL || DEFAULT_API_URL);
   if (!/^https?:\/\//u.test(url) || !URL.canParse(url))
     throw usageError(`--url / API_URL must be an http(s) URL, not ${JSON.stringify(url)}.`);
-  const token = options.token ?? (env.INTERNAL_API_TOKEN || undefined);
+  const token = options.token ?? (env.INTERNAL_API_TOKEN || localDevToken(url, env));
   if (!token)
     throw new CliError(
       EXIT.unauthenticated,
-      'No platform token: set INTERNAL_API_TOKEN (the value the service was started with) or pass --token.',
+      'No platform token: set INTERNAL_API_TOKEN (the value the service was started with, or the development token ' +
+        'a quick-start service prints and keeps in its data dir) or pass --token.',
     );
   return new PlatformClient(url, token);
 }

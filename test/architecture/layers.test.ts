@@ -20,9 +20,15 @@ const LAYERS: Array<{ name: string; folders: string[] }> = [
 /**
  * The admin CLI is a client of the running service over HTTP: besides itself it may use only the
  * pure rules it shares with the service (address standardization to group CSV rows, the record
- * validation to name a bad row's line before sending it); never the database, config or server.
+ * validation to name a bad row's line before sending it) and the reader of a quick-start data
+ * dir's development platform token; never the database, config or server.
  */
-const CLI_MAY_IMPORT = ['src/cli/', 'src/skip-trace/address/', 'src/skip-trace/records/property-records.validation.ts'];
+const CLI_MAY_IMPORT = [
+  'src/cli/',
+  'src/skip-trace/address/',
+  'src/skip-trace/records/property-records.validation.ts',
+  'src/infra/dev-platform-token.ts',
+];
 
 /** Imports that run upward on purpose, each with its reason. */
 const ALLOWED_UPWARD: Record<string, string> = {

@@ -5,6 +5,9 @@
  * URL, a refusal by the service, bad usage. The spawned entry point has its own file.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/main.js';
@@ -215,11 +218,25 @@ describe('connection and credential failures', () => {
   });
 
   it('no token at all: exit 77 before any request, saying how to set one', async () => {
-    const result = await admin(['org', 'list'], { API_URL: service.baseUrl });
+    const noDevToken = { API_URL: service.baseUrl, DATA_DIR: join(tmpdir(), `no-data-dir-${randomUUID()}`) };
+    const result = await admin(['org', 'list'], noDevToken);
     expect(result.code).toBe(EXIT.unauthenticated);
     expect(result.stderr).toContain('No platform token: set INTERNAL_API_TOKEN');
-    const asJson = await admin(['org', 'list', '--json'], { API_URL: service.baseUrl });
+    const asJson = await admin(['org', 'list', '--json'], noDevToken);
     expect(JSON.parse(asJson.stderr).error).toMatchObject({ exitCode: EXIT.unauthenticated });
+  });
+
+  it("without a token, uses a local service's development token from DATA_DIR, and never sends it elsewhere", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cli-dev-token-'));
+    try {
+      writeFileSync(join(dataDir, 'platform-token'), `${service.platformToken}\n`, { mode: 0o600 });
+      expect((await admin(['org', 'list'], { API_URL: service.baseUrl, DATA_DIR: dataDir })).code).toBe(0);
+      // Another host is not the quick-start service: its token is not read, so nothing is sent.
+      const remote = await admin(['org', 'list'], { API_URL: 'http://example.invalid:4000', DATA_DIR: dataDir });
+      expect(remote.code).toBe(EXIT.unauthenticated);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('an unreachable service: exit 69, naming the URL (from API_URL or --url)', async () => {

@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The development platform token of an embedded data dir: made at the first start without
+ * INTERNAL_API_TOKEN (outside production), so that the quick start can be administered. It lives
+ * in the data dir, readable by its owner only, and is read again by later starts and by the admin
+ * CLI. `memory://` keeps it in memory only.
+ */
+export const DEV_PLATFORM_TOKEN_FILE = 'platform-token';
+
+export interface DevPlatformToken {
+  token: string;
+  /** The file holding it; absent for a data dir in memory. */
+  path?: string;
+  /** Made by this start (and so shown in full), rather than read from the data dir. */
+  created: boolean;
+}
+
+const isInMemory = (dataDir: string) => dataDir.startsWith('memory://');
+
+/** The token kept in `dataDir`, if there is one (the admin CLI reads it too). */
+export function readDevPlatformToken(dataDir: string): string | undefined {
+  if (isInMemory(dataDir)) return undefined;
+  try {
+    const token = readFileSync(join(dataDir, DEV_PLATFORM_TOKEN_FILE), 'utf8').trim();
+    return token.length >= 16 ? token : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The data dir's token, made and stored (mode 0600) on its first start. Call with the data dir locked. */
+export function ensureDevPlatformToken(dataDir: string): DevPlatformToken {
+  const path = isInMemory(dataDir) ? undefined : join(dataDir, DEV_PLATFORM_TOKEN_FILE);
+  const existing = readDevPlatformToken(dataDir);
+  if (existing && path) {
+    chmodSync(path, 0o600); // a copy restored with looser permissions is tightened again
+    return { token: existing, path, created: false };
+  }
+  const token = `pt_dev_${randomBytes(24).toString('base64url')}`;
+  if (path) {
+    writeFileSync(path, `${token}\n`, { mode: 0o600 });
+    chmodSync(path, 0o600); // the mode above applies only to a new file
+  }
+  return { token, path, created: true };
+}
