@@ -47,7 +47,11 @@ async function embeddedBanner(config: Config, app: App, devToken: DevPlatformTok
   }
   return (port: number) => {
     const api = banners.serviceUrl(config.host, port);
-    return banners.banner([demoLines?.(api), devToken && banners.platformTokenLines(devToken), banners.whereToLook(api)].filter((part): part is string => !!part));
+    return banners.banner(
+      [demoLines?.(api), devToken && banners.platformTokenLines(devToken), banners.whereToLook(api)].filter(
+        (part): part is string => !!part,
+      ),
+    );
   };
 }
 

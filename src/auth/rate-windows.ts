@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { Counter, type Registry } from 'prom-client';
 import type { Config } from '../infra/config.js';
 import { createWindowLimiter, type WindowDecision } from '../infra/rate-limit.js';
+import { labelSets, startAtZero } from '../infra/metric-series.js';
 import type { Principal } from '../graphql/principal.js';
 
 declare module '../graphql/context.js' {
@@ -36,6 +37,10 @@ export interface RateWindows {
   consumeForClient(ip: string): Promise<WindowDecision>;
 }
 
+/** The windows, as the refusals counter labels them. */
+const WINDOWS = ['gateway', 'skip_trace', 'platform', 'client_ip'] as const;
+type WindowName = (typeof WINDOWS)[number];
+
 /** A gateway key's window, by its hash: known before the lookup, one per key (128 bits of it are plenty). */
 const gatewayWindow = (keyHash: string) => `gateway:${keyHash.slice(0, 32)}`;
 
@@ -45,14 +50,17 @@ export function createRateWindows(
   redis: Redis | null,
   registry: Registry,
 ): RateWindows {
-  // `window` is one of the four below: bounded.
-  const refusals = new Counter({
-    name: 'crm_rate_limit_refusals_total',
-    help: 'Requests refused by a requests-per-minute window (429 rate_limited), by window.',
-    labelNames: ['window'] as const,
-    registers: [registry],
-  });
-  const counted = (window: string, decision: Promise<WindowDecision>) =>
+  // `window` is one of WINDOWS: bounded.
+  const refusals = startAtZero(
+    new Counter({
+      name: 'crm_rate_limit_refusals_total',
+      help: 'Requests refused by a requests-per-minute window (429 rate_limited), by window.',
+      labelNames: ['window'] as const,
+      registers: [registry],
+    }),
+    labelSets({ window: WINDOWS }),
+  );
+  const counted = (window: WindowName, decision: Promise<WindowDecision>) =>
     decision.then((d) => {
       if (!d.allowed) refusals.inc({ window });
       return d;

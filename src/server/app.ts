@@ -76,7 +76,7 @@ export async function buildApp(
   // Loaded only when configured: without REDIS_URL the windows are in-process.
   const redis = config.redisUrl ? await (await import('../infra/redis.js')).connectRedis(config.redisUrl, log) : null;
   const metrics = createMetricsRegistry(database.pool);
-  const skipTraceMetrics = createSkipTraceMetrics(metrics);
+  const skipTraceMetrics = createSkipTraceMetrics(metrics, config.skipTrace.provider.kind);
   const eventBus = config.redisUrl && redis ? createRedisEventBus(config.redisUrl, redis, log) : createLocalEventBus();
   const streams = createStreamRegistry({
     ...config.streams,

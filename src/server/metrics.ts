@@ -19,14 +19,14 @@ export function createMetricsRegistry(pool: pg.Pool | null): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   if (pool) {
-    // `state` is total or idle: bounded.
+    // `state` is busy or idle: bounded, and disjoint, so their sum is the pool's open connections.
     new Gauge({
       name: 'crm_db_pool_connections',
-      help: 'PostgreSQL pool connections by state (total open, idle).',
+      help: 'PostgreSQL pool connections by state (busy: running a query, idle); their sum is the open connections.',
       labelNames: ['state'] as const,
       registers: [registry],
       collect() {
-        this.set({ state: 'total' }, pool.totalCount);
+        this.set({ state: 'busy' }, pool.totalCount - pool.idleCount);
         this.set({ state: 'idle' }, pool.idleCount);
       },
     });

@@ -1,4 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
+import { startAtZero } from '../infra/metric-series.js';
 import { AppError } from '../common/errors.js';
 import type { Config } from '../infra/config.js';
 import type { ClientWatch } from '../infra/http/client-watch.js';
@@ -33,12 +34,15 @@ export interface SkipTraceAdmission {
 export function createSkipTraceAdmission(config: Pick<Config['limits'], 'skipTraceMaxInFlight'>, registry: Registry): SkipTraceAdmission {
   const inFlight = createInFlightLimiter(config.skipTraceMaxInFlight);
   // One limit today (`kind` names it), so one label value.
-  const refusals = new Counter({
-    name: 'crm_concurrency_refusals_total',
-    help: 'Requests refused by an in-flight limit (429 concurrency_limit), by kind of limit.',
-    labelNames: ['kind'] as const,
-    registers: [registry],
-  }).labels({ kind: 'skip_trace_in_flight' });
+  const refusals = startAtZero(
+    new Counter({
+      name: 'crm_concurrency_refusals_total',
+      help: 'Requests refused by an in-flight limit (429 concurrency_limit), by kind of limit.',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    [{ kind: 'skip_trace_in_flight' }],
+  ).labels({ kind: 'skip_trace_in_flight' });
   // Keyed by the request's client watch: an entry lives as long as its request.
   const held = new WeakMap<ClientWatch, SkipTraceTicket>();
   return {

@@ -1,4 +1,8 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { ERRORS } from '../common/errors.js';
+import { labelSets, startAtZero } from '../infra/metric-series.js';
+import { CALLER_GONE, REPLAYED } from './audit.js';
+import { TRACE_STATUSES, type SkipTraceProvider } from './providers/provider.js';
 
 declare module '../graphql/context.js' {
   interface Services {
@@ -6,21 +10,28 @@ declare module '../graphql/context.js' {
   }
 }
 
+/** Every audit outcome: a trace status, an error kind of common/errors.ts, the caller gone, or a replay. */
+const OUTCOMES = [...TRACE_STATUSES, ...Object.keys(ERRORS), CALLER_GONE, REPLAYED];
+const PROVIDER_ERROR_REASONS = ['unresolvable', 'failure'] as const;
+
 /**
  * The skip trace domain's metrics, counted where their events happen. Every label set is bounded:
- * `outcome` is an audit outcome (a trace status, an error kind of common/errors.ts, or
- * `client_closed`), `result` is hit or miss, `provider` is records or http, `reason` one of two.
+ * `outcome` is an audit outcome (OUTCOMES), `result` is hit or miss, `provider` the configured
+ * provider (records or http), `reason` one of two. Each series exists, at 0, from start-up.
  */
-export function createSkipTraceMetrics(registry: Registry) {
+export function createSkipTraceMetrics(registry: Registry, provider: SkipTraceProvider['name']) {
   const registers = [registry];
   return {
     /** Audit outcomes, counted as each request's audit row is written (refusals before the mutation included). */
-    outcomes: new Counter({
-      name: 'crm_skip_trace_outcomes_total',
-      help: 'Skip trace requests by audit outcome (trace status or error code).',
-      labelNames: ['outcome'] as const,
-      registers,
-    }),
+    outcomes: startAtZero(
+      new Counter({
+        name: 'crm_skip_trace_outcomes_total',
+        help: 'Skip trace requests by audit outcome (trace status or error code).',
+        labelNames: ['outcome'] as const,
+        registers,
+      }),
+      labelSets({ outcome: OUTCOMES }),
+    ),
     /** Incremented once the charge's transaction has committed. */
     creditsCharged: new Counter({
       name: 'crm_skip_trace_credits_charged_total',
@@ -33,25 +44,34 @@ export function createSkipTraceMetrics(registry: Registry) {
       help: 'Skip trace credits refunded (charges of undelivered responses, reversed).',
       registers,
     }),
-    cacheLookups: new Counter({
-      name: 'crm_skip_trace_cache_lookups_total',
-      help: 'Skip trace result cache lookups by result (hit or miss).',
-      labelNames: ['result'] as const,
-      registers,
-    }),
-    providerDuration: new Histogram({
-      name: 'crm_skip_trace_provider_duration_seconds',
-      help: 'Duration of skip trace provider calls, successful or not.',
-      labelNames: ['provider'] as const,
-      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers,
-    }),
-    providerErrors: new Counter({
-      name: 'crm_skip_trace_provider_errors_total',
-      help: 'Skip trace provider calls that failed, by reason (unresolvable address or failure).',
-      labelNames: ['provider', 'reason'] as const,
-      registers,
-    }),
+    cacheLookups: startAtZero(
+      new Counter({
+        name: 'crm_skip_trace_cache_lookups_total',
+        help: 'Skip trace result cache lookups by result (hit or miss).',
+        labelNames: ['result'] as const,
+        registers,
+      }),
+      labelSets({ result: ['hit', 'miss'] }),
+    ),
+    providerDuration: startAtZero(
+      new Histogram({
+        name: 'crm_skip_trace_provider_duration_seconds',
+        help: 'Duration of skip trace provider calls, successful or not.',
+        labelNames: ['provider'] as const,
+        buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+        registers,
+      }),
+      [{ provider }],
+    ),
+    providerErrors: startAtZero(
+      new Counter({
+        name: 'crm_skip_trace_provider_errors_total',
+        help: 'Skip trace provider calls that failed, by reason (unresolvable address or failure).',
+        labelNames: ['provider', 'reason'] as const,
+        registers,
+      }),
+      labelSets({ provider: [provider], reason: PROVIDER_ERROR_REASONS }),
+    ),
   };
 }
 

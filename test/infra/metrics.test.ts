@@ -87,6 +87,42 @@ const trace = (key: string, body: unknown): Promise<HttpResult> =>
     body: JSON.stringify(body),
   });
 
+/** The samples of `name` with exactly these labels: present or not, and their value. */
+function series(text: string, name: string, labels: Record<string, string>): number | undefined {
+  const wanted = Object.entries(labels)
+    .map(([key, value]) => `${key}="${value}"`)
+    .join(',');
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${wanted}} `));
+  return line === undefined ? undefined : Number(line.split(' ').at(-1));
+}
+
+describe('metrics start at zero', () => {
+  // First in the file: before any traffic of the other tests has moved a counter.
+  it('every labelled counter has a series at 0 for each of its known label values from start-up', async () => {
+    const text = await scrape();
+    const expected: Array<[string, Record<string, string>]> = [
+      ...['records_found', 'no_records_found', 'insufficient_credits', 'feature_unavailable', 'timeout', 'client_closed', 'replayed'].map(
+        (outcome): [string, Record<string, string>] => ['crm_skip_trace_outcomes_total', { outcome }],
+      ),
+      ...['gateway', 'skip_trace', 'platform', 'client_ip'].map((window): [string, Record<string, string>] => [
+        'crm_rate_limit_refusals_total',
+        { window },
+      ]),
+      ['crm_concurrency_refusals_total', { kind: 'skip_trace_in_flight' }],
+      ['crm_skip_trace_cache_lookups_total', { result: 'hit' }],
+      ['crm_skip_trace_cache_lookups_total', { result: 'miss' }],
+      ['crm_skip_trace_provider_errors_total', { provider: 'records', reason: 'unresolvable' }],
+      ['crm_skip_trace_provider_errors_total', { provider: 'records', reason: 'failure' }],
+    ];
+    for (const [name, labels] of expected) expect({ name, labels, value: series(text, name, labels) }).toEqual({ name, labels, value: 0 });
+    // And no counter of this service waits for its first event to appear.
+    const counters = [...text.matchAll(/^# TYPE (crm_\w+) counter$/gm)].map((m) => m[1]);
+    for (const name of counters)
+      expect({ name, present: new RegExp(`^${name}(\\{|\\s)`, 'm').test(text) }).toEqual({ name, present: true });
+    expect(series(text, 'crm_skip_trace_provider_duration_seconds_count', { provider: 'records' })).toBe(0);
+  });
+});
+
 describe('GET /metrics', () => {
   it('is refused with 401 invalid_key without a credential, with a gateway key and with a skip trace key', async () => {
     const gateway = await service.provision({ role: 'ADMIN' });
@@ -111,7 +147,16 @@ describe('GET /metrics', () => {
     expect(result.text).toContain('# TYPE nodejs_eventloop_lag_seconds gauge');
     expect(result.text).toContain('# TYPE process_cpu_user_seconds_total counter');
     expect(result.text).toContain('# TYPE crm_http_request_duration_seconds histogram');
-    if (usingRealBackends) expect(sample(result.text, 'crm_db_pool_connections', { state: 'total' })).toBeGreaterThan(0);
+    if (usingRealBackends) {
+      // busy and idle are disjoint: their sum is the open connections, and nothing else is summed in.
+      const open = sample(result.text, 'crm_db_pool_connections');
+      expect(open).toBeGreaterThan(0);
+      expect(open).toBe(
+        sample(result.text, 'crm_db_pool_connections', { state: 'busy' }) +
+          sample(result.text, 'crm_db_pool_connections', { state: 'idle' }),
+      );
+      expect(result.text).not.toMatch(/crm_db_pool_connections\{state="total"\}/);
+    }
   });
 
   it('counts charged skip traces, their outcomes, requests by route, cache lookups and rate-limit refusals', async () => {

@@ -34,7 +34,8 @@ async function bannerOf(service: ServiceProcess): Promise<string> {
   return banner;
 }
 
-const organizations = (service: ServiceProcess, token: string) => graphql(service, '{ organizations(first: 1) { nodes { id } } }', {}, token);
+const organizations = (service: ServiceProcess, token: string) =>
+  graphql(service, '{ organizations(first: 1) { nodes { id } } }', {}, token);
 const port = (service: ServiceProcess) => new URL(service.url).port;
 
 function expectWhereToLook(banner: string, service: ServiceProcess) {
