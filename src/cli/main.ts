@@ -7,9 +7,11 @@ import { Command, CommanderError } from 'commander';
 import { pathToFileURL } from 'node:url';
 import { creditCommands } from './commands/credits.js';
 import { keyCommands } from './commands/keys.js';
+import { notificationCommands } from './commands/notifications.js';
 import { organizationCommands } from './commands/organizations.js';
 import { recordCommands } from './commands/records.js';
 import { skipTraceKeyCommands } from './commands/skip-trace-keys.js';
+import { usageCommands } from './commands/usage.js';
 import { userCommands } from './commands/users.js';
 import { addGlobalOptions, DEFAULT_API_URL, type RunState } from './context.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -30,7 +32,9 @@ Exit codes:
 
 export function buildProgram(io: CliIo, state: RunState): Command {
   const program = new Command('admin')
-    .description('Provision organizations, users, keys and credits, and import property records, through a running service.')
+    .description(
+      'Provision organizations, users, keys and credits, import property records, read skip trace usage and publish notifications, through a running service.',
+    )
     .usage('[--url URL] [--token TOKEN] [--json] <command>')
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
@@ -43,6 +47,8 @@ export function buildProgram(io: CliIo, state: RunState): Command {
   creditCommands(program, io, state);
   skipTraceKeyCommands(program, io, state);
   recordCommands(program, io, state);
+  usageCommands(program, io, state);
+  notificationCommands(program, io, state);
   return program;
 }
 

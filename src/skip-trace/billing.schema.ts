@@ -1,3 +1,5 @@
+import { AppError } from '../common/errors.js';
+import { isUuid } from '../common/uuid.js';
 import { builder } from '../graphql/builder.js';
 import { constraints } from '../graphql/constraints.js';
 import { skipTraceAccount } from './account/skip-trace-account.js';
@@ -46,6 +48,18 @@ const SkipTraceUsagePageRef = builder.objectRef<UsagePage>('SkipTraceUsagePage')
   }),
 });
 
+/** The usage listing's arguments, for the key's own listing and the platform's listing of an organization. */
+const usageArgs = (t: Parameters<Parameters<typeof builder.queryFields>[0]>[0]) => ({
+  from: t.arg({ type: 'DateTime', description: 'Calls at or after this instant.' }),
+  to: t.arg({ type: 'DateTime', description: 'Calls before this instant.' }),
+  cursor: t.arg.string({ description: 'nextCursor of the previous page.' }),
+  limit: t.arg.int({
+    defaultValue: USAGE_PAGE_SIZE.default,
+    description: `Calls per page, ${USAGE_PAGE_SIZE.min} to ${USAGE_PAGE_SIZE.max}.`,
+    ...constraints({ minimum: USAGE_PAGE_SIZE.min, maximum: USAGE_PAGE_SIZE.max }),
+  }),
+});
+
 builder.queryFields((t) => ({
   skipTraceAccount: t.withAuth({ skipTrace: true }).field({
     type: SkipTraceAccountRef,
@@ -66,16 +80,19 @@ builder.queryFields((t) => ({
     type: SkipTraceUsagePageRef,
     description:
       "The organization's skip trace calls, newest first, keyset-paginated: every call that passed the credential check, charged or not. Costs no credit.",
-    args: {
-      from: t.arg({ type: 'DateTime', description: 'Calls at or after this instant.' }),
-      to: t.arg({ type: 'DateTime', description: 'Calls before this instant.' }),
-      cursor: t.arg.string({ description: 'nextCursor of the previous page.' }),
-      limit: t.arg.int({
-        defaultValue: USAGE_PAGE_SIZE.default,
-        description: `Calls per page, ${USAGE_PAGE_SIZE.min} to ${USAGE_PAGE_SIZE.max}.`,
-        ...constraints({ minimum: USAGE_PAGE_SIZE.min, maximum: USAGE_PAGE_SIZE.max }),
-      }),
-    },
+    args: usageArgs(t),
     resolve: (_root, args, ctx) => listUsage(ctx.db.sql, ctx.principal.organizationId, args),
+  }),
+  organizationSkipTraceUsage: t.withAuth({ platform: true }).field({
+    type: SkipTraceUsagePageRef,
+    description:
+      "An organization's skip trace calls, as its skip trace key reads them with skipTraceUsage (its cursors are the same listing's): platform only.",
+    args: { organizationId: t.arg.id({ required: true }), ...usageArgs(t) },
+    resolve: async (_root, { organizationId, ...args }, ctx) => {
+      // An unknown id is a typo to report, not an organization without calls.
+      const id = String(organizationId);
+      if (!isUuid(id) || !(await skipTraceAccount.read(ctx.db.sql, id))) throw new AppError('not_found', 'No such organization.');
+      return listUsage(ctx.db.sql, id, args);
+    },
   }),
 }));

@@ -14,6 +14,7 @@ import { buildProgram } from '../../src/cli/main.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { startService, type TestService } from '../support/harness.js';
 import { admin, cliEnv, closedUrl } from '../support/admin-cli.js';
+import { postTrace, setupBillingOrg, uniqueAddress } from '../support/billing.js';
 
 let service: TestService;
 let env: Record<string, string>;
@@ -205,6 +206,61 @@ describe('skiptrace-key', () => {
   });
 });
 
+describe('usage', () => {
+  it("lists an organization's skip trace calls newest first, pages with --first/--after, and says an unknown organization is not found", async () => {
+    const { organizationId, key } = await setupBillingOrg(service, 0);
+    // Without credits each trace is a 402, audited: three calls to list.
+    for (let i = 0; i < 3; i++) expect((await postTrace(service, key, { address: uniqueAddress() })).status).toBe(402);
+    const all = await json('usage', organizationId);
+    expect(all.nodes.map((r: { outcome: string; charged: boolean }) => [r.outcome, r.charged])).toEqual(
+      Array.from({ length: 3 }, () => ['insufficient_credits', false]),
+    );
+    const first = await json('usage', organizationId, '--first', '2');
+    expect(first.nodes).toHaveLength(2);
+    const rest = await json('usage', organizationId, '--first', '2', '--after', first.nextCursor);
+    expect([...first.nodes, ...rest.nodes].map((r: { id: string }) => r.id)).toEqual(all.nodes.map((r: { id: string }) => r.id));
+    const text = await run('usage', organizationId);
+    expect(text.stdout).toMatch(/^id\s+createdAt\s+outcome\s+charged\s+cacheHit$/m);
+    for (const missing of [randomUUID(), 'not-an-id']) {
+      const none = await run('usage', missing, '--json');
+      expect(none.code).toBe(EXIT.failed);
+      expect(JSON.parse(none.stderr).error.code).toBe('NOT_FOUND');
+    }
+  });
+});
+
+describe('notifications publish', () => {
+  it("publishes one notification into a user's feed, with its optional fields, and passes on a refusal", async () => {
+    const reader = await service.provision({ scopes: ['READ'] });
+    const published = await json(
+      'notifications',
+      'publish',
+      '--user',
+      reader.userId,
+      '--type',
+      'task_assigned',
+      '--title',
+      'Call the seller',
+      '--body',
+      'Before Friday.',
+      '--task-id',
+      'task_1',
+      '--action-type',
+      'open_task',
+      '--action-target-id',
+      'task_1',
+    );
+    expect(published).toMatchObject({ notificationType: 'task_assigned', title: 'Call the seller' });
+    const feed = await service.call(reader.key, { operationId: 'listNotifications', variables: {} });
+    expect(feed.body.data.notifications).toEqual([
+      expect.objectContaining({ id: published.id, taskId: 'task_1', actionType: 'open_task', actionTargetId: 'task_1', isSeen: false }),
+    ]);
+    const refused = await run('notifications', 'publish', '--user', reader.userId, '--type', 'no_such_type', '--title', 't', '--body', 'b');
+    expect(refused.code).toBe(EXIT.failed);
+    expect(refused.stderr).toContain('BAD_USER_INPUT');
+  });
+});
+
 describe('connection and credential failures', () => {
   it('a wrong token: exit 77, saying the token was refused and where', async () => {
     const result = await admin(['org', 'list'], { ...env, INTERNAL_API_TOKEN: 'not-the-platform-token' });
@@ -270,7 +326,7 @@ describe('--help', () => {
   it('the top level lists every command group, the environment and the exit codes', async () => {
     const result = await run('--help');
     expect(result.code).toBe(0);
-    for (const group of ['org', 'user', 'key', 'credits', 'skiptrace-key', 'records'])
+    for (const group of ['org', 'user', 'key', 'credits', 'skiptrace-key', 'records', 'usage', 'notifications'])
       expect(result.stdout).toMatch(new RegExp(`^  ${group} `, 'm'));
     for (const text of ['API_URL', 'INTERNAL_API_TOKEN', '--json', '--url', '--token']) expect(result.stdout).toContain(text);
     for (const code of Object.values(EXIT)) expect(result.stdout).toMatch(new RegExp(`^  ${code}\\s+\\S`, 'm'));
