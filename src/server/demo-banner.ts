@@ -65,7 +65,7 @@ export function seededDemoLines(demo: DemoSeed, { api, dataDir }: Where): string
     `  skip trace key: ${demo.skipTraceKey}   (100 credits)\n` +
     `The keys are shown this once: they are stored hashed. Later starts print the ids and the keys' hints.\n` +
     `For the README's examples, in the shell you run them from:\n` +
-    `  export API=${api} GATEWAY_KEY=${demo.gatewayKey} SKIPTRACE_KEY=${demo.skipTraceKey}\n` +
+    `  export API_URL=${api} GATEWAY_KEY=${demo.gatewayKey} SKIPTRACE_KEY=${demo.skipTraceKey}\n` +
     `${startOver(dataDir)}\n` +
     `Try:\n` +
     `  curl -s -X POST ${api}/api/v1/call \\\n` +
