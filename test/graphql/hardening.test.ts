@@ -308,6 +308,8 @@ describe('refusals before Yoga, in GraphQL shape', () => {
     expect(put.status).toBe(405);
     expect(put.headers.get('allow')).toBe('GET, POST');
     expectRefused(put, /Use GET or POST/);
+    // graphql-sse's single connection mode opens with a PUT: the answer says which mode is served.
+    expectRefused(put, /distinct connections mode only[\s\S]*single connection mode \(a PUT reserving a stream\) is not supported/);
     const xml = await post({ query: '{ __typename }' }, user.key, { accept: 'application/xml' });
     expect(xml.status).toBe(406);
     expectRefused(xml, /Accept header/);

@@ -19,6 +19,11 @@ import type { GraphqlFastPath } from './fast-path.js';
 /** GraphiQL's page (yoga.ts): its script, styles, workers and favicon are inline, and nothing else may load. */
 const GRAPHIQL_CONTENT_SECURITY_POLICY = selfOnlyContentSecurityPolicy({ inlineScripts: true });
 
+/** The answer to graphql-sse's single connection mode, which opens with a PUT. */
+const SINGLE_CONNECTION_MODE_REFUSAL =
+  "Use GET or POST on /graphql. Subscriptions over Server-Sent Events are served in graphql-sse's distinct connections mode only " +
+  '(one request per subscription, e.g. createClient({ singleConnection: false })); its single connection mode (a PUT reserving a stream) is not supported.';
+
 /**
  * `POST /graphql` for internal tools (and GraphiQL outside production), and `GET /schema.graphql`.
  * Both need a valid credential: introspection and the SDL are for authenticated callers only.
@@ -74,14 +79,18 @@ export function registerGraphqlRoutes(app: FastifyInstance, deps: { services: Se
     },
   });
 
-  // Other methods on /graphql: 405 in GraphQL's shape (not the host's REST-shaped 404).
+  // Other methods on /graphql: 405 in GraphQL's shape (not the host's REST-shaped 404). A PUT is
+  // graphql-sse's single connection mode reserving its stream: say which mode is served instead.
   app.route({
     url: '/graphql',
     method: ['PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     bodyLimit: GRAPHQL_BODY_LIMIT_BYTES,
     errorHandler,
-    handler: async (_request, reply) =>
-      refuse(reply.header('Allow', 'GET, POST'), refusalOf('method_not_allowed', 'Use GET or POST on /graphql.')),
+    handler: async (request, reply) =>
+      refuse(
+        reply.header('Allow', 'GET, POST'),
+        refusalOf('method_not_allowed', request.method === 'PUT' ? SINGLE_CONNECTION_MODE_REFUSAL : 'Use GET or POST on /graphql.'),
+      ),
   });
 
   app.get('/schema.graphql', { onRequest: credentialGuard({ services, accepts: anyCaller }) }, async (_request, reply) =>
