@@ -150,8 +150,9 @@ export function credentialGuard(options: { services: Services; accepts: (princip
       const hash = gatewayKeyHash(token);
       if (hash) {
         const window = options.services.rateWindows.consumeForGatewayKeyHash(hash);
-        // Awaited when the request is settled; never an unhandled rejection meanwhile.
-        window.catch(() => undefined);
+        // The key's window, as far as is known before the lookup: what a 408 for a body that never
+        // arrives reports (settling replaces it). Never an unhandled rejection meanwhile.
+        window.then((decision) => setRateLimitHeaders(reply, decision)).catch(() => undefined);
         request.pendingKey = { token: token!, hash, window };
         return;
       }

@@ -25,16 +25,31 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const TIMEOUT_CHECK_INTERVAL_MS = 250;
 /** Set on a socket while it carries a request, so a timeout answered on the raw socket names it. */
 const kRequestId = Symbol('requestId');
+/** The reply of the request being read on a socket, for an answer written on the socket itself (408). */
+const kReply = Symbol('reply');
 
 /** A REST body is JSON: `application/json`, with parameters such as `charset=utf-8` allowed. */
 const JSON_MEDIA_TYPE = /^application\/json[ \t]*(;|$)/i;
 
 /** The contract's error body written straight to a socket, for errors raised before any route runs. */
-function answerOnSocket(socket: Socket, appError: AppError, requestId: string) {
+function answerOnSocket(socket: Socket, appError: AppError, requestId: string, headers: Record<string, string> = {}) {
   const body = JSON.stringify(appError.toBody(requestId));
+  const extra = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.end(
     `HTTP/1.1 ${appError.status} ${appError.kind}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\n${extra}Connection: close\r\n\r\n${body}`,
+  );
+}
+
+/** The rate-limit headers the request being read on `socket` was given (its window was spent before its body arrived). */
+function rateLimitHeadersOf(socket: Socket): Record<string, string> {
+  const headers = (socket as Socket & { [kReply]?: FastifyReply })[kReply]?.getHeaders() ?? {};
+  return Object.fromEntries(
+    Object.entries(headers)
+      .filter(([name, value]) => /^x-ratelimit-/i.test(name) && value !== undefined)
+      .map(([name, value]) => [name, String(value)]),
   );
 }
 
@@ -91,6 +106,7 @@ export function createHttpServer(config: Config, log: Logger): FastifyInstance {
           socket,
           new AppError('request_timeout', `The request did not arrive in full within ${bodyTimeoutMs} ms.`),
           requestId,
+          rateLimitHeadersOf(socket),
         );
       }
       const tooLarge = code === 'HPE_HEADER_OVERFLOW';
@@ -108,10 +124,13 @@ export function createHttpServer(config: Config, log: Logger): FastifyInstance {
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
     request.client = watchClient(request.raw, reply.raw);
-    const socket = request.raw.socket as Socket & { [kRequestId]?: string };
+    const socket = request.raw.socket as Socket & { [kRequestId]?: string; [kReply]?: FastifyReply };
     socket[kRequestId] = request.id;
+    socket[kReply] = reply;
     reply.raw.once('finish', () => {
-      if (socket[kRequestId] === request.id) delete socket[kRequestId];
+      if (socket[kRequestId] !== request.id) return;
+      delete socket[kRequestId];
+      delete socket[kReply];
     });
     // Everything this request awaits from here on runs in its scope (see infra/logger.ts).
     requestScope.run({ requestId: request.id }, done);
