@@ -1,4 +1,5 @@
 import { createLogger } from './infra/logger.js';
+import { prettyLogDestination } from './infra/pretty-log.js';
 import { ConfigError, loadConfig, type Config } from './infra/config.js';
 import { beginEmbeddedEngine } from './infra/database/embedded-engine.js';
 import { DataDirInUseError } from './infra/database/data-dir-lock.js';
@@ -74,7 +75,7 @@ async function main() {
     }
     throw error;
   }
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, config.logFormat === 'pretty' ? prettyLogDestination() : undefined);
   // The embedded engine starts first: PGlite has begun opening the data dir (its WebAssembly
   // compiling on V8's background threads, its files being read) before the service's modules load
   // (app.js is imported only now, and the build keeps it a separate chunk).

@@ -22,6 +22,7 @@ const envSchema = z.object({
   PORT: int(4000, 0).pipe(z.number().max(65535)),
   HOST: optionalString,
   LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
+  LOG_FORMAT: z.preprocess(emptyAsUndefined, z.enum(['json', 'pretty']).default('json')),
   DATABASE_URL: z.preprocess(
     emptyAsUndefined,
     z
@@ -68,6 +69,8 @@ export interface Config {
   port: number;
   host: string;
   logLevel: Env['LOG_LEVEL'];
+  /** `json` lines (the default), or `pretty`: one readable line per entry, for development. */
+  logFormat: Env['LOG_FORMAT'];
   /** `postgres` when DATABASE_URL is set, else the embedded PGlite under `dataDir`. */
   database: { kind: 'postgres'; url: string; poolMax: number; preparedStatements?: boolean } | { kind: 'embedded'; dataDir: string };
   redisUrl?: string;
@@ -117,6 +120,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     // unless HOST says otherwise. A service on PostgreSQL is meant to be reached.
     host: e.HOST ?? (e.DATABASE_URL ? '0.0.0.0' : '127.0.0.1'),
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     database: e.DATABASE_URL
       ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX, preparedStatements: e.DATABASE_PREPARED_STATEMENTS }
       : { kind: 'embedded', dataDir: e.DATA_DIR },
