@@ -25,7 +25,9 @@ describe('LOG_FORMAT', () => {
     const { log, lines } = capture();
     log.child({ reqId: 'req-1' }).info({ port: 4000, database: 'embedded', note: 'two words' }, 'service ready');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^\d{2}:\d{2}:\d{2}\.\d{3} INFO {2}\[req-1\] service ready {2}port=4000 database=embedded note="two words"\n$/);
+    expect(lines[0]).toMatch(
+      /^\d{2}:\d{2}:\d{2}\.\d{3} INFO {2}\[req-1\] service ready {2}port=4000 database=embedded note="two words"\n$/,
+    );
   });
 
   it("pretty: an error's message and stack follow, indented; secrets stay redacted", () => {
