@@ -20,7 +20,8 @@ import { Output, processIo, type CliIo } from './output.js';
 const EXIT_CODES_HELP = `
 Environment:
   API_URL             the service (default ${DEFAULT_API_URL})
-  INTERNAL_API_TOKEN  the platform token the service was started with
+  INTERNAL_API_TOKEN  the platform token the service was started with; unset, for a service on this
+                      machine, the quick start's development token in DATA_DIR (default ./data)
 
 Exit codes:
   ${EXIT.ok}   done
