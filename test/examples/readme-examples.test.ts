@@ -105,6 +105,19 @@ describe('the README shell examples, statically', () => {
     }
   });
 
+  it("the gateway's operations table lists every published operationId", () => {
+    const operationIds = readdirSync('src/server/gateway/operations').map((file) => file.replace(/\.graphql$/, ''));
+    expect(operationIds.length).toBeGreaterThanOrEqual(7);
+    // The table: the run of table lines around the operationId header.
+    const lines = readme.split('\n');
+    const header = lines.findIndex((line) => line.startsWith('| operationId | Scope |'));
+    let last = header;
+    while (lines[last + 1]?.startsWith('|')) last++;
+    const table = lines.slice(header, last + 1).join('\n');
+    for (const operationId of operationIds)
+      expect({ operationId, listed: table.includes(`| \`${operationId}\` |`) }).toEqual({ operationId, listed: true });
+  });
+
   it('no shell variable is assigned twice', () => {
     const names = runnable.flatMap((block) => assignedNames(block.code));
     const repeated = names.filter((name, i) => names.indexOf(name) !== i);
