@@ -64,6 +64,25 @@ function logReady(log: Logger, config: Config, app: App, port: number) {
   if (!config.internalApiToken) log.warn(NO_PLATFORM_TOKEN);
 }
 
+/** Listens on HOST:PORT and answers the port (PORT=0: the one given); a port in use or forbidden is a refusal. */
+async function listen(config: Config, app: App): Promise<number> {
+  try {
+    await app.http.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE' && code !== 'EACCES') throw error;
+    // Releases the database (and an embedded data dir's lock) before saying why.
+    await app.close().catch(() => undefined);
+    throw new StartupRefusal(
+      code === 'EADDRINUSE'
+        ? `Port ${config.port} on ${config.host} is already in use: stop the process that holds it, or set PORT to another port (e.g. PORT=${config.port + 1} npm start).`
+        : `No permission to listen on port ${config.port} on ${config.host}: set PORT to a port above 1023.`,
+    );
+  }
+  const address = app.http.server.address();
+  return typeof address === 'object' && address ? address.port : config.port;
+}
+
 async function main() {
   let config;
   try {
@@ -86,21 +105,7 @@ async function main() {
   const app = await buildApp(config, log, { embeddedEngine });
   const bannerFor = await embeddedBanner(config, app, devToken);
 
-  try {
-    await app.http.listen({ port: config.port, host: config.host });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'EADDRINUSE' && code !== 'EACCES') throw error;
-    // Releases the database (and an embedded data dir's lock) before saying why.
-    await app.close().catch(() => undefined);
-    throw new StartupRefusal(
-      code === 'EADDRINUSE'
-        ? `Port ${config.port} on ${config.host} is already in use: stop the process that holds it, or set PORT to another port (e.g. PORT=${config.port + 1} npm start).`
-        : `No permission to listen on port ${config.port} on ${config.host}: set PORT to a port above 1023.`,
-    );
-  }
-  const address = app.http.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
+  const port = await listen(config, app);
   logReady(log, config, app, port);
   // After the start-up logs, as one block on stderr: it stays apart from the JSON log lines on stdout.
   if (bannerFor) process.stderr.write(bannerFor(port));
