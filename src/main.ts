@@ -35,7 +35,7 @@ async function main() {
     const { seededBanner, reopenedBanner } = await import('./server/demo-banner.js');
     const dataDir = config.database.dataDir;
     if (app.database.freshEmbedded) {
-      const demo = await seedDemo(app.services.orm.em.fork());
+      const demo = await seedDemo(app.services.orm.em.fork(), config.limits.maxKeysPerUser);
       bannerFor = (port) => seededBanner(demo, { port, dataDir });
     } else {
       const found = await findSeededDemo(app.services.orm.em.fork(), app.services.sql);

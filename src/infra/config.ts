@@ -42,6 +42,7 @@ const envSchema = z.object({
   GATEWAY_RATE_LIMIT_PER_MIN: int(1000),
   AUTH_FAILURE_LIMIT_PER_MIN: int(120),
   PLATFORM_RATE_LIMIT_PER_MIN: int(6000),
+  MAX_KEYS_PER_USER: int(25),
   REQUEST_BODY_TIMEOUT_MS: int(10000),
   SKIPTRACE_RATE_LIMIT_PER_MIN: int(1000),
   SKIPTRACE_MAX_IN_FLIGHT: int(10),
@@ -81,6 +82,8 @@ export interface Config {
     skipTracePerMinute: number;
     skipTraceMaxInFlight: number;
     skipTraceTimeoutMs: number;
+    /** Active gateway keys one user may hold; issuing one more is refused. */
+    maxKeysPerUser: number;
   };
   skipTrace: {
     cacheTtlDays: number;
@@ -128,6 +131,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       skipTracePerMinute: e.SKIPTRACE_RATE_LIMIT_PER_MIN,
       skipTraceMaxInFlight: e.SKIPTRACE_MAX_IN_FLIGHT,
       skipTraceTimeoutMs: e.SKIPTRACE_TIMEOUT_MS,
+      maxKeysPerUser: e.MAX_KEYS_PER_USER,
     },
     skipTrace: {
       cacheTtlDays: e.SKIPTRACE_CACHE_TTL_DAYS,

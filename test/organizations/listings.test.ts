@@ -14,7 +14,9 @@ const ORGANIZATIONS = `query($first: Int, $after: String) { organizations(first:
 const USERS = `query($org: ID!, $first: Int, $after: String) {
   users(organizationId: $org, first: $first, after: $after) { nodes { id organizationId email role } nextCursor }
 }`;
-const API_KEYS = `query($u: ID!) { apiKeys(userId: $u) { id hint scopes createdAt createdBy revokedAt } }`;
+const API_KEYS = `query($u: ID!, $first: Int, $after: String) {
+  apiKeys(userId: $u, first: $first, after: $after) { nodes { id hint scopes createdAt createdBy revokedAt } nextCursor }
+}`;
 
 const codeOf = (result: { body: any }) => result.body.errors?.[0]?.extensions?.code;
 
@@ -265,7 +267,7 @@ describe('apiKeys', () => {
 
   it("lists a user's keys newest first, revoked ones included, with hints and never a secret", async () => {
     const result = await service.graphql(API_KEYS, { u: owner.userId });
-    const keys = result.body.data.apiKeys;
+    const keys = result.body.data.apiKeys.nodes;
     const rows = await service.sql<{ id: string }>(`select id from api_keys where user_id = ? order by created_at desc, id desc`, [
       owner.userId,
     ]);
@@ -293,7 +295,7 @@ describe('apiKeys', () => {
       'scopes',
     ]);
     for (const field of ['secret', 'keyHash']) {
-      const result = await service.graphql(`query($u: ID!) { apiKeys(userId: $u) { id ${field} } }`, { u: owner.userId });
+      const result = await service.graphql(`query($u: ID!) { apiKeys(userId: $u) { nodes { id ${field} } } }`, { u: owner.userId });
       expect(result.body.data).toBeUndefined();
       expect(result.body.errors[0].message).toContain(field);
     }
@@ -303,13 +305,13 @@ describe('apiKeys', () => {
     const member = await service.provision({ organizationId: owner.organizationId, role: 'MEMBER', scopes: ['WRITE'] });
     const admin = await service.provision({ organizationId: owner.organizationId, role: 'ADMIN', scopes: ['ADMIN'] });
     const otherAdmin = await service.provision({ role: 'ADMIN', scopes: ['READ', 'ADMIN'] });
-    const count = (await service.graphql(API_KEYS, { u: owner.userId })).body.data.apiKeys.length;
+    const count = (await service.graphql(API_KEYS, { u: owner.userId })).body.data.apiKeys.nodes.length;
 
     for (const key of [owner.key, issued[0].secret, admin.key]) {
       const result = await service.graphql(API_KEYS, { u: owner.userId.toUpperCase() }, key);
-      expect(result.body.data?.apiKeys).toHaveLength(count);
+      expect(result.body.data?.apiKeys.nodes).toHaveLength(count);
     }
-    expect((await service.graphql(API_KEYS, { u: member.userId }, member.key)).body.data.apiKeys).toHaveLength(1);
+    expect((await service.graphql(API_KEYS, { u: member.userId }, member.key)).body.data.apiKeys.nodes).toHaveLength(1);
 
     for (const key of [member.key, otherAdmin.key, await skipTraceKey(owner.organizationId)])
       expect(codeOf(await service.graphql(API_KEYS, { u: owner.userId }, key))).toBe('FORBIDDEN');
