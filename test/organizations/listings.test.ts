@@ -203,16 +203,20 @@ describe('users', () => {
 describe('page arguments', () => {
   it('refuses first outside 1..200 with BAD_USER_INPUT naming first', async () => {
     const organizationId = await createOrganization();
+    const userId = await createUser(organizationId);
     for (const first of [0, -1, 201]) {
       for (const result of [
         await service.graphql(ORGANIZATIONS, { first }),
         await service.graphql(USERS, { org: organizationId, first }),
+        await service.graphql(API_KEYS, { u: userId, first }),
       ]) {
         expect(codeOf(result)).toBe('BAD_USER_INPUT');
         expect(result.body.errors[0].extensions.details).toEqual([{ path: 'first', message: 'must be between 1 and 200' }]);
       }
     }
     expect(codeOf(await service.graphql(ORGANIZATIONS, { first: 200 }))).toBeUndefined();
+    expect(codeOf(await service.graphql(API_KEYS, { u: userId, first: 200 }))).toBeUndefined();
+    expect(codeOf(await service.graphql(API_KEYS, { u: userId, first: 1 }))).toBeUndefined();
   });
 
   it("refuses a malformed cursor and another listing's cursor with BAD_USER_INPUT", async () => {
@@ -231,12 +235,25 @@ describe('page arguments', () => {
     });
     const feed = await service.graphql(`{ notifications(limit: 1) { nextCursor } }`, {}, feedUser.key);
     const feedCursor = feed.body.data?.notifications?.nextCursor;
+    // Key listings of two users, each with two keys.
+    const otherUser = await service.provision({ organizationId: feedUser.organizationId });
+    for (const user of [feedUser, otherUser])
+      await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { id } }`, { u: user.userId });
+    const keysOf = async (userId: string) => (await service.graphql(API_KEYS, { u: userId, first: 1 })).body.data.apiKeys.nextCursor;
+    const keysCursor = await keysOf(feedUser.userId);
+    const otherKeysCursor = await keysOf(otherUser.userId);
+    expect(keysCursor).toEqual(expect.any(String));
 
     const garbage = ['x', 'bm90IGpzb24', Buffer.from(JSON.stringify([1, 'nope', 'tag'])).toString('base64url')];
     const refused = [
       ...[...garbage, usersOfA, feedCursor].filter(Boolean).map((after) => service.graphql(ORGANIZATIONS, { after })),
       ...[...garbage, orgCursor, feedCursor].filter(Boolean).map((after) => service.graphql(USERS, { org: a, after })),
       service.graphql(USERS, { org: b, after: usersOfA }),
+      ...[keysCursor, otherKeysCursor].map((after) => service.graphql(ORGANIZATIONS, { after })),
+      service.graphql(USERS, { org: a, after: keysCursor }),
+      ...[...garbage, orgCursor, usersOfA, feedCursor, otherKeysCursor]
+        .filter(Boolean)
+        .map((after) => service.graphql(API_KEYS, { u: feedUser.userId, after })),
     ];
     for (const result of await Promise.all(refused)) {
       expect(codeOf(result)).toBe('BAD_USER_INPUT');
@@ -245,6 +262,8 @@ describe('page arguments', () => {
     // Its own listing accepts it.
     expect(codeOf(await service.graphql(USERS, { org: a, after: usersOfA }))).toBeUndefined();
     expect(codeOf(await service.graphql(ORGANIZATIONS, { after: orgCursor }))).toBeUndefined();
+    const rest = await service.graphql(API_KEYS, { u: feedUser.userId, after: keysCursor });
+    expect(rest.body.data.apiKeys.nodes).toHaveLength(1);
   });
 });
 
@@ -318,6 +337,39 @@ describe('apiKeys', () => {
     expect(codeOf(await service.graphql(API_KEYS, { u: randomUUID() }, otherAdmin.key))).toBe('FORBIDDEN');
     const anonymous = await service.graphql(API_KEYS, { u: owner.userId }, 'not-a-key');
     expect(codeOf(anonymous)).toBe('UNAUTHENTICATED');
+  });
+
+  it("pages through a user's keys once, newest first, while keys are issued and revoked; 50 by default", async () => {
+    const user = await service.provision();
+    // Revoked keys sharing one created_at (they don't count against the user's active keys), so a
+    // page boundary falls inside a tie and only the id orders them.
+    const tie = new Date(Date.now() - 60_000);
+    for (let i = 0; i < 60; i++)
+      await service.sql(
+        `insert into api_keys (id, user_id, key_hash, hint, scopes, created_by, created_at, revoked_at) values (?, ?, ?, ?, '{READ}', 'platform', ?, ?)`,
+        [randomUUID(), user.userId, randomUUID(), `gk_tie${i}`, tie, tie],
+      );
+    const snapshot = (
+      await service.sql<{ id: string }>(`select id from api_keys where user_id = ? order by created_at desc, id desc`, [user.userId])
+    ).map((row) => row.id);
+    expect(snapshot).toHaveLength(61);
+
+    const byDefault = await service.graphql(API_KEYS, { u: user.userId });
+    expect(byDefault.body.data.apiKeys.nodes.map((key: { id: string }) => key.id)).toEqual(snapshot.slice(0, 50));
+    expect(byDefault.body.data.apiKeys.nextCursor).toEqual(expect.any(String));
+
+    const issueAndRevoke = async () => {
+      const issued = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { id } }`, { u: user.userId });
+      await service.graphql(`mutation($id: ID!) { revokeApiKey(id: $id) }`, { id: issued.body.data.createApiKey.id });
+    };
+    const { ids, pages } = await walkWhileInserting(async (after) => {
+      const result = await service.graphql(API_KEYS, { u: user.userId, first: 7, after });
+      expect(result.body.errors).toBeUndefined();
+      expect(result.body.data.apiKeys.nodes.length).toBeLessThanOrEqual(7);
+      return result.body.data.apiKeys;
+    }, issueAndRevoke);
+    expect(pages).toBeGreaterThanOrEqual(Math.ceil(snapshot.length / 7));
+    expectEveryRowOnce(ids, snapshot);
   });
 
   it('answers NOT_FOUND to the platform for an unknown user', async () => {
