@@ -1,8 +1,9 @@
 /**
  * Property-based fuzzing of the shapes that found the hardening issue's attacks (fast-check, over
  * real HTTP): aliased introspection with fragment fan-out, many distinct documents, and skip trace
- * requests aborted or trickled at random moments. Whatever comes in, nothing is a 5xx, the process
- * keeps answering, no key stays locked out, and every charge belongs to a delivered 200.
+ * requests aborted or trickled at random moments, and many keys of one user issued and revoked at
+ * once. Whatever comes in, nothing is a 5xx, the process keeps answering, no key stays locked out,
+ * every charge belongs to a delivered 200, and no user holds more than its keys' limit.
  *
  * `FUZZ_SCALE=10 npx vitest run test/fuzz` multiplies every run count.
  */
@@ -50,6 +51,12 @@ const postGraphql = (query: string) =>
     headers: { 'content-type': 'application/json', authorization: `Bearer ${reader.key}` },
     body: JSON.stringify({ query }),
   });
+
+/** The default MAX_KEYS_PER_USER. */
+const MAX_KEYS = 25;
+const API_KEYS_PAGE = `query($u: ID!, $first: Int, $after: String) { apiKeys(userId: $u, first: $first, after: $after) { nodes { id } nextCursor } }`;
+const issueKey = (userId: string) =>
+  service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { id } }`, { u: userId });
 
 async function expectServing() {
   expect((await service.call(reader.key, { operationId: 'getNotificationCounts' })).status).toBe(200);
@@ -228,6 +235,56 @@ describe('attack shapes under fuzzing', () => {
         .toBe(true);
       const { charges } = await ledger();
       console.info(`abort fuzz: ${delivered} traces read in full, ${ambiguous} dropped after sending in full, ${charges} charged`);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `many keys of one user, issued and revoked at once (${runs(8)} users, up to 6 rounds each): never more than ${MAX_KEYS} active, every key listed once`,
+    async () => {
+      const round = fc.record({ issues: fc.integer({ min: 0, max: 15 }), revokes: fc.integer({ min: 0, max: 5 }) });
+      await fc.assert(
+        fc.asyncProperty(fc.array(round, { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 30 }), async (rounds, first) => {
+          const user = await service.provision({ organizationId });
+          const active = [user.keyId];
+          for (const { issues, revokes } of rounds) {
+            const revoked = active.splice(0, revokes);
+            const [issued] = await Promise.all([
+              Promise.all(Array.from({ length: issues }, () => issueKey(user.userId))),
+              Promise.all(revoked.map((id) => service.graphql(`mutation($id: ID!) { revokeApiKey(id: $id) }`, { id }))),
+            ]);
+            for (const result of issued) {
+              if (result.body.data?.createApiKey) active.push(result.body.data.createApiKey.id);
+              else expect(result.body.errors[0].extensions.code, JSON.stringify(result.body)).toBe('BAD_USER_INPUT');
+            }
+            // Concurrent revocations may free places for this round's issues, or not yet.
+            const before = active.length - issued.filter((r) => r.body.data?.createApiKey).length;
+            expect(active.length).toBeLessThanOrEqual(MAX_KEYS);
+            expect(active.length).toBeGreaterThanOrEqual(Math.min(MAX_KEYS - revoked.length, before + issues));
+          }
+          const listed: string[] = [];
+          let after: string | null = null;
+          do {
+            const page: { body: any } = await service.graphql(API_KEYS_PAGE, { u: user.userId, first, after });
+            expect(page.body.data.apiKeys.nodes.length).toBeLessThanOrEqual(first);
+            listed.push(...page.body.data.apiKeys.nodes.map((node: { id: string }) => node.id));
+            after = page.body.data.apiKeys.nextCursor;
+          } while (after);
+          const rows = await service.sql<{ id: string; active: boolean }>(
+            `select id, revoked_at is null as active from api_keys where user_id = ? order by created_at desc, id desc`,
+            [user.userId],
+          );
+          expect(listed).toEqual(rows.map((row) => row.id));
+          expect(
+            rows
+              .filter((row) => row.active)
+              .map((row) => row.id)
+              .sort(),
+          ).toEqual([...active].sort());
+        }),
+        { ...LIMITS, numRuns: runs(8) },
+      );
+      await expectServing();
     },
     TIMEOUT,
   );
