@@ -276,6 +276,34 @@ describe('watchNotifications through the gateway', () => {
   });
 });
 
+describe('events shared between the streams of one user', () => {
+  it('hands every stream of a user and filter the same event object, built once per change', async () => {
+    const user = await service.provision();
+    const events = service.app.services.notificationEvents;
+    const leases = Array.from({ length: 3 }, () => {
+      const controller = new AbortController();
+      return { keyId: user.keyId, signal: controller.signal, end: () => undefined, release: () => controller.abort('released') };
+    });
+    const [a, b, filtered] = await Promise.all([
+      events.subscribe(user.userId, null, leases[0]),
+      events.subscribe(user.userId, null, leases[1]),
+      events.subscribe(user.userId, 'task_overdue', leases[2]),
+    ]);
+    await events.updated(
+      user.userId,
+      Array.from({ length: 500 }, () => randomUUID()),
+    );
+    const [first, second, third] = await Promise.all([a.next(), b.next(), filtered.next()]);
+    expect(first.value).toBe(second.value);
+    expect(first.value.notificationIds).toHaveLength(500);
+    // Another filter reads other counts: an event of its own, sharing nothing it should not.
+    expect(third.value).not.toBe(first.value);
+    expect(third.value.notificationIds).toEqual(first.value.notificationIds);
+    for (const lease of leases) lease.release();
+    expect(await a.next()).toEqual({ done: true, value: undefined });
+  });
+});
+
 describe('notificationEvents on /graphql', () => {
   it('streams GraphQL results over SSE', async () => {
     const user = await service.provision();

@@ -142,13 +142,15 @@ export interface StalledStream {
   closed: Promise<void>;
 }
 
-export function openStalledStream(
-  url: string,
-  options: { headers: Record<string, string>; body: unknown },
-): Promise<StalledStream> {
+export function openStalledStream(url: string, options: { headers: Record<string, string>; body: unknown }): Promise<StalledStream> {
   const { hostname, port, pathname } = new URL(url);
   const body = JSON.stringify(options.body);
-  const headers = { host: `${hostname}:${port}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...options.headers };
+  const headers = {
+    host: `${hostname}:${port}`,
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+    ...options.headers,
+  };
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
     const closed = new Promise<void>((done) => socket.once('close', () => done()));
@@ -163,6 +165,10 @@ export function openStalledStream(
     socket.on('data', onData);
     socket.once('error', reject);
     socket.on('error', () => undefined);
-    socket.write(`POST ${pathname} HTTP/1.1\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n${body}`);
+    socket.write(
+      `POST ${pathname} HTTP/1.1\r\n${Object.entries(headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('')}\r\n${body}`,
+    );
   });
 }

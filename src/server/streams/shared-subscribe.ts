@@ -1,10 +1,4 @@
-import {
-  createSourceEventStream,
-  execute,
-  type DocumentNode,
-  type ExecutionArgs,
-  type ExecutionResult,
-} from 'graphql';
+import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Principal } from '../../graphql/principal.js';
 
 type SubscribeResult = AsyncIterableIterator<ExecutionResult> | ExecutionResult;
