@@ -24,18 +24,48 @@ const rssMiB = (service: ServiceProcess) =>
 
 /** A user of a new organization (role ADMIN) with one key of `scopes`, and `feed` notifications. */
 async function tenant(service: ServiceProcess, scopes: string, feed = 0) {
-  const org = await graphql(service, `mutation($n: String!) { createOrganization(name: $n) { id } }`, { n: `Streams ${randomUUID()}` });
-  const user = await graphql(service, `mutation($o: ID!, $e: String!) { createUser(organizationId: $o, email: $e, role: ADMIN) { id } }`, {
-    o: org.body.data.createOrganization.id,
-    e: `${randomUUID()}@example.com`,
-  });
+  const org = await graphql(
+    service,
+    `
+      mutation ($n: String!) {
+        createOrganization(name: $n) {
+          id
+        }
+      }
+    `,
+    { n: `Streams ${randomUUID()}` },
+  );
+  const user = await graphql(
+    service,
+    `
+      mutation ($o: ID!, $e: String!) {
+        createUser(organizationId: $o, email: $e, role: ADMIN) {
+          id
+        }
+      }
+    `,
+    {
+      o: org.body.data.createOrganization.id,
+      e: `${randomUUID()}@example.com`,
+    },
+  );
   const userId = user.body.data.createUser.id as string;
   const key = await graphql(service, `mutation($u: ID!) { createApiKey(userId: $u, scopes: [${scopes}]) { secret } }`, { u: userId });
   let ids: string[] = [];
   if (feed) {
-    const published = await graphql(service, `mutation($i: [PublishNotificationInput!]!) { publishNotifications(input: $i) { id } }`, {
-      i: Array.from({ length: feed }, (_, n) => ({ userId, notificationType: 'deal_created', title: `Row ${n}`, body: 'x'.repeat(40) })),
-    });
+    const published = await graphql(
+      service,
+      `
+        mutation ($i: [PublishNotificationInput!]!) {
+          publishNotifications(input: $i) {
+            id
+          }
+        }
+      `,
+      {
+        i: Array.from({ length: feed }, (_, n) => ({ userId, notificationType: 'deal_created', title: `Row ${n}`, body: 'x'.repeat(40) })),
+      },
+    );
     ids = published.body.data.publishNotifications.map((row: { id: string }) => row.id);
   }
   return { userId, key: key.body.data.createApiKey.secret as string, ids };
@@ -45,7 +75,18 @@ async function tenant(service: ServiceProcess, scopes: string, feed = 0) {
 async function mintKeys(service: ServiceProcess, adminKey: string, userId: string, count: number) {
   const keys: string[] = [];
   for (let i = 0; i < count; i++) {
-    const created = await graphql(service, `mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { secret } }`, { u: userId }, adminKey);
+    const created = await graphql(
+      service,
+      `
+        mutation ($u: ID!) {
+          createApiKey(userId: $u, scopes: [READ]) {
+            secret
+          }
+        }
+      `,
+      { u: userId },
+      adminKey,
+    );
     keys.push(created.body.data.createApiKey.secret);
   }
   return keys;
@@ -80,7 +121,10 @@ describe('streams under attack', () => {
     const bystander = await tenant(service, 'READ, WRITE', 5);
     const counts = async () => {
       const started = performance.now();
-      const result = await json(`${service.url}/api/v1/call`, { bearer: bystander.key, body: JSON.stringify({ operationId: 'getNotificationCounts' }) });
+      const result = await json(`${service.url}/api/v1/call`, {
+        bearer: bystander.key,
+        body: JSON.stringify({ operationId: 'getNotificationCounts' }),
+      });
       expect(result.status).toBe(200);
       return performance.now() - started;
     };
@@ -122,9 +166,21 @@ describe('streams under attack', () => {
     await Promise.all([attack, observe]);
 
     // A bystander's reading stream still gets its events.
-    const [id] = (await graphql(service, `mutation($i: [PublishNotificationInput!]!) { publishNotifications(input: $i) { id } }`, {
-      i: [{ userId: bystander.userId, notificationType: 'deal_created', title: 'after', body: 'b' }],
-    })).body.data.publishNotifications.map((row: { id: string }) => row.id);
+    const [id] = (
+      await graphql(
+        service,
+        `
+          mutation ($i: [PublishNotificationInput!]!) {
+            publishNotifications(input: $i) {
+              id
+            }
+          }
+        `,
+        {
+          i: [{ userId: bystander.userId, notificationType: 'deal_created', title: 'after', body: 'b' }],
+        },
+      )
+    ).body.data.publishNotifications.map((row: { id: string }) => row.id);
     expect((await watcher.next((d) => d.data.notificationIds[0] === id, 2000)).data.kind).toBe('created');
     watcher.close();
 
