@@ -57,7 +57,10 @@ const envSchema = z.object({
   ),
   SKIPTRACE_PROVIDER_KEY: optionalString,
   STREAM_MAX_PER_KEY: int(5),
+  STREAM_MAX_PER_USER: int(10),
+  STREAM_MAX_PER_ORGANIZATION: int(200),
   STREAM_MAX_TOTAL: int(2000),
+  STREAM_IDLE_TIMEOUT_MS: int(30000),
   SEED_DEMO: bool(true),
   TRUST_PROXY: bool(false),
 });
@@ -92,8 +95,11 @@ export interface Config {
     /** `records`: property records in the database; `http`: the upstream vendor. */
     provider: { kind: 'records' } | { kind: 'http'; url: string; apiKey: string };
   };
-  /** Open event streams (watchNotifications) on this instance: per key, and in all. */
-  streams: { maxPerKey: number; maxTotal: number };
+  /**
+   * Open event streams (watchNotifications) on this instance: per key, user, organization and in
+   * all; a client that takes nothing written to it for `idleTimeoutMs` is disconnected.
+   */
+  streams: { maxPerKey: number; maxPerUser: number; maxPerOrganization: number; maxTotal: number; idleTimeoutMs: number };
   /** Seeds demo data on first start, only ever into an embedded database. */
   seedDemo: boolean;
   trustProxy: boolean;
@@ -141,7 +147,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           ? { kind: 'http', url: e.SKIPTRACE_PROVIDER_URL as string, apiKey: e.SKIPTRACE_PROVIDER_KEY as string }
           : { kind: 'records' },
     },
-    streams: { maxPerKey: e.STREAM_MAX_PER_KEY, maxTotal: e.STREAM_MAX_TOTAL },
+    streams: {
+      maxPerKey: e.STREAM_MAX_PER_KEY,
+      maxPerUser: e.STREAM_MAX_PER_USER,
+      maxPerOrganization: e.STREAM_MAX_PER_ORGANIZATION,
+      maxTotal: e.STREAM_MAX_TOTAL,
+      idleTimeoutMs: e.STREAM_IDLE_TIMEOUT_MS,
+    },
     seedDemo: e.SEED_DEMO,
     trustProxy: e.TRUST_PROXY,
   };

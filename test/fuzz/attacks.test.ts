@@ -288,4 +288,76 @@ describe('attack shapes under fuzzing', () => {
     },
     TIMEOUT,
   );
+
+  it(
+    `one user's many keys opening streams that read, stall or leave at random (${runs(15)} batches of 14): 200 or 429, at most 10 open, every slot freed`,
+    async () => {
+      const owner = await service.provision({ role: 'ADMIN', scopes: ['READ', 'WRITE', 'ADMIN'] });
+      const keys = [owner.key];
+      for (let i = 0; i < 5; i++)
+        keys.push(
+          (
+            await service.graphql(
+              `mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { secret } }`,
+              { u: owner.userId },
+              owner.key,
+            )
+          ).body.data.createApiKey.secret,
+        );
+      const port = Number(new URL(service.baseUrl).port);
+      const client = fc.record({
+        key: fc.integer({ min: 0, max: keys.length - 1 }),
+        route: fc.constantFrom('gateway', 'graphql'),
+        behaviour: fc.constantFrom('read', 'stall', 'leave'),
+        leaveAfterMs: fc.integer({ min: 0, max: 50 }),
+      });
+      const statuses: Record<string, number> = {};
+      await fc.assert(
+        fc.asyncProperty(fc.array(client, { minLength: 14, maxLength: 14 }), async (clients) => {
+          const sockets = clients.map(
+            (c) =>
+              new Promise<{ head: string; close(): void }>((resolve) => {
+                const body =
+                  c.route === 'gateway'
+                    ? JSON.stringify({ operationId: 'watchNotifications' })
+                    : JSON.stringify({ query: 'subscription { notificationEvents { kind notificationIds } }' });
+                const path = c.route === 'gateway' ? '/api/v1/call' : '/graphql';
+                let head = '';
+                const socket = connect(port, '127.0.0.1', () =>
+                  socket.write(
+                    `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${keys[c.key]}\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+                  ),
+                );
+                const done = () => resolve({ head, close: () => socket.destroy() });
+                socket.on('data', (chunk) => {
+                  if (head.includes('\r\n\r\n')) return;
+                  head += String(chunk);
+                  if (!head.includes('\r\n\r\n')) return;
+                  if (c.behaviour === 'stall') socket.pause();
+                  if (c.behaviour === 'leave') setTimeout(() => socket.destroy(), c.leaveAfterMs);
+                  done();
+                });
+                socket.on('error', () => undefined);
+                socket.on('close', done);
+              }),
+          );
+          const answered = await Promise.all(sockets);
+          await service.app.services.notificationEvents.updated(owner.userId, [randomUUID()]);
+          expect(service.app.services.streams.size).toBeLessThanOrEqual(10);
+          for (const { head } of answered) {
+            const status = head.slice(9, 12);
+            statuses[status] = (statuses[status] ?? 0) + 1;
+            expect(['200', '429'], head.slice(0, 300)).toContain(status);
+            if (status === '429') expect(head).toMatch(/concurrency_limit|RATE_LIMITED/);
+          }
+          for (const { close } of answered) close();
+          await expect.poll(() => service.app.services.streams.size, { timeout: 5000 }).toBe(0);
+        }),
+        { ...LIMITS, numRuns: runs(15) },
+      );
+      console.info(`stream fuzz: by status ${JSON.stringify(statuses)}`);
+      await expectServing();
+    },
+    TIMEOUT,
+  );
 });
