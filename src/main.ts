@@ -39,7 +39,7 @@ async function embeddedBanner(config: Config, app: App, devToken: DevPlatformTok
   if (config.seedDemo) {
     const { seedDemo, findSeededDemo } = await import('./server/demo-seed.js');
     if (app.database.freshEmbedded) {
-      const demo = await seedDemo(app.services.orm.em.fork());
+      const demo = await seedDemo(app.services.orm.em.fork(), config.limits.maxKeysPerUser);
       demoLines = (api) => banners.seededDemoLines(demo, { api, dataDir });
     } else {
       const found = await findSeededDemo(app.services.orm.em.fork(), app.services.sql);

@@ -4,6 +4,7 @@ import type { Scope, UserRole } from '../graphql/principal.js';
 import { pgTextArray } from '../common/pg-array.js';
 import { ApiKey } from './api-key.entity.js';
 import { toDate } from '../common/to-date.js';
+import type { KeysetPosition } from '../common/keyset-cursor.js';
 
 /**
  * Every read and write of `api_keys`. Other domains ask through these functions (or the
@@ -127,12 +128,16 @@ interface ApiKeyViewRow {
   revoked_at: Date | string | null;
 }
 
-/** A user's keys, revoked ones included, newest first (`api_keys_listing_idx`). */
-export async function selectApiKeysOfUser(sql: Sql, userId: string): Promise<ApiKeyView[]> {
+/**
+ * A user's keys, revoked ones included, newest first after `after`, at most `limit`: a keyset walk
+ * of `api_keys_listing_idx`.
+ */
+export async function selectApiKeysOfUser(sql: Sql, userId: string, after: KeysetPosition | null, limit: number): Promise<ApiKeyView[]> {
   const rows = await sql.execute<ApiKeyViewRow[]>(
     `select id, hint, scopes, created_at, created_by, revoked_at from api_keys
-      where user_id = ? order by created_at desc, id desc`,
-    [userId],
+      where user_id = ?${after ? ' and (created_at, id) < (?::timestamptz, ?::uuid)' : ''}
+      order by created_at desc, id desc limit ?`,
+    after ? [userId, after.createdAt, after.id, limit] : [userId, limit],
   );
   return rows.map((row) => ({
     id: row.id,
@@ -142,6 +147,24 @@ export async function selectApiKeysOfUser(sql: Sql, userId: string): Promise<Api
     createdBy: row.created_by,
     revokedAt: row.revoked_at === null ? null : toDate(row.revoked_at),
   }));
+}
+
+/** The hints of a user's active keys (at most the per-user limit of them, but for keys issued before it). */
+export async function selectActiveApiKeyHints(sql: Sql, userId: string): Promise<string[]> {
+  const rows = await sql.execute<{ hint: string }[]>(
+    `select hint from api_keys where user_id = ? and revoked_at is null order by created_at desc, id desc`,
+    [userId],
+  );
+  return rows.map((row) => row.hint);
+}
+
+/** How many active keys a user holds (`tx`: the issuing transaction, which holds the user's row lock). */
+export async function countActiveApiKeys(tx: Em, userId: string): Promise<number> {
+  const [row] = await tx.execute<{ count: number }[]>(
+    `select count(*)::int as count from api_keys where user_id = ? and revoked_at is null`,
+    [userId],
+  );
+  return Number(row?.count ?? 0);
 }
 
 export async function insertApiKey(

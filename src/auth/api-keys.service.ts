@@ -3,10 +3,19 @@ import type { Sql } from '../infra/database/sql.js';
 import { isUuid } from '../common/uuid.js';
 import { AppError, badInput } from '../common/errors.js';
 import { getUser, organizationOfUser } from '../organizations/organizations.service.js';
-import { lockUserRole } from '../organizations/organizations.data.js';
+import { lockUserRow } from '../organizations/organizations.data.js';
+import { listingPage, type Page, type PageArgs } from '../common/listing-page.js';
 import type { Scope } from '../graphql/principal.js';
 import { generateSecret, hashSecret, secretHint } from './secrets.js';
-import { findApiKeyById, insertApiKey, markApiKeyRevoked, selectApiKeysOfUser, type ApiKeyView } from './api-keys.data.js';
+import {
+  countActiveApiKeys,
+  findApiKeyById,
+  insertApiKey,
+  markApiKeyRevoked,
+  selectActiveApiKeyHints,
+  selectApiKeysOfUser,
+  type ApiKeyView,
+} from './api-keys.data.js';
 
 export interface IssuedKey {
   id: string;
@@ -19,20 +28,38 @@ export interface IssuedKey {
   createdBy: string;
 }
 
-/** Issues a key acting as the user. Who may ask for which user is the caller's check (auth.schema). */
-export async function createApiKey(em: Em, userId: string, requested: readonly Scope[], issuer: string): Promise<IssuedKey> {
-  const scopes = [...new Set(requested)].sort();
+/** What issuing a key asks for: the user it acts as, its scopes, who issues it, and how many active keys a user may hold. */
+export interface KeyRequest {
+  userId: string;
+  scopes: readonly Scope[];
+  /** `platform`, or the id of the issuing key. */
+  issuer: string;
+  maxActiveKeys: number;
+}
+
+/**
+ * Issues a key acting as the user. Who may ask for which user is the caller's check (auth.schema).
+ * The user's row is locked for the transaction, so concurrent issues for one user take turns:
+ * each counts the keys the ones before it committed, and the limit holds under any concurrency.
+ */
+export async function createApiKey(em: Em, request: KeyRequest): Promise<IssuedKey> {
+  const scopes = [...new Set(request.scopes)].sort();
   if (scopes.length === 0) throw badInput('scopes must name at least one scope.', [{ path: 'scopes', message: 'must not be empty' }]);
-  const user = await getUser(em, userId);
+  const user = await getUser(em, request.userId);
   return em.transactional(async (tx) => {
-    if (scopes.includes('ADMIN')) {
-      // FOR SHARE holds the user's role until commit: a concurrent setUserRole(MEMBER) either
-      // came first (and is seen here) or waits, then strips ADMIN from this key too.
-      if ((await lockUserRole(tx, user.id)) !== 'ADMIN') {
-        throw badInput('ADMIN scope can only be issued to a user whose role is ADMIN.', [
-          { path: 'scopes', message: 'ADMIN requires an ADMIN user' },
-        ]);
-      }
+    // The lock also holds the role: a concurrent setUserRole(MEMBER) either came first (and is
+    // seen here) or waits, then strips ADMIN from this key too.
+    const role = await lockUserRow(tx, user.id);
+    if (scopes.includes('ADMIN') && role !== 'ADMIN') {
+      throw badInput('ADMIN scope can only be issued to a user whose role is ADMIN.', [
+        { path: 'scopes', message: 'ADMIN requires an ADMIN user' },
+      ]);
+    }
+    if ((await countActiveApiKeys(tx, user.id)) >= request.maxActiveKeys) {
+      throw badInput(
+        `A user holds at most ${request.maxActiveKeys} active gateway keys (MAX_KEYS_PER_USER); revoke one before issuing another.`,
+        [{ path: 'userId', message: `already holds ${request.maxActiveKeys} active keys, the limit` }],
+      );
     }
     const secret = generateSecret('gk_');
     const key = await insertApiKey(tx, {
@@ -40,16 +67,21 @@ export async function createApiKey(em: Em, userId: string, requested: readonly S
       keyHash: hashSecret(secret),
       hint: secretHint(secret),
       scopes,
-      createdBy: issuer,
+      createdBy: request.issuer,
     });
-    return { id: key.id, secret, hint: key.hint, scopes, createdAt: key.createdAt, createdBy: issuer };
+    return { id: key.id, secret, hint: key.hint, scopes, createdAt: key.createdAt, createdBy: request.issuer };
   });
 }
 
-/** A user's keys, newest first, revoked ones included (a lost key is found by its hint); NOT_FOUND for an unknown user. */
-export async function listApiKeys(em: Em, sql: Sql, userId: string): Promise<ApiKeyView[]> {
+/** A page of a user's keys, newest first, revoked ones included (a lost key is found by its hint); NOT_FOUND for an unknown user. */
+export async function listApiKeys(em: Em, sql: Sql, userId: string, args: PageArgs): Promise<Page<ApiKeyView>> {
   const user = await getUser(em, userId);
-  return selectApiKeysOfUser(sql, user.id);
+  return listingPage(`api-keys:${user.id}`, args, (after, limit) => selectApiKeysOfUser(sql, user.id, after, limit));
+}
+
+/** The hints of a known user's active keys, newest first (the demo banner shows them). */
+export function activeApiKeyHints(sql: Sql, userId: string): Promise<string[]> {
+  return selectActiveApiKeyHints(sql, userId);
 }
 
 /** The organization a key's owner belongs to, for the organizationAdmin scope check. */

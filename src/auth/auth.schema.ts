@@ -1,4 +1,5 @@
 import { builder } from '../graphql/builder.js';
+import { pageArgs, pageRef } from '../graphql/listing.js';
 import { SCOPES } from '../graphql/principal.js';
 import { createApiKey, listApiKeys, organizationOfApiKey, revokeApiKey, type IssuedKey } from './api-keys.service.js';
 import type { ApiKeyView } from './api-keys.data.js';
@@ -34,18 +35,20 @@ const ApiKeyRef = builder.objectRef<ApiKeyView>('ApiKey').implement({
   }),
 });
 
+const ApiKeyPageRef = pageRef('ApiKeyPage', ApiKeyRef);
+
 builder.queryField('apiKeys', (t) =>
   t.field({
-    type: [ApiKeyRef],
+    type: ApiKeyPageRef,
     description:
-      "A user's gateway keys, newest first, revoked ones included, so a lost key can be found by its hint and revoked: platform, any key of that user itself, or an ADMIN-scoped key of an ADMIN of the user's organization.",
-    args: { userId: t.arg.id({ required: true }) },
+      "A user's gateway keys, newest first, revoked ones included, keyset-paginated, so a lost key can be found by its hint and revoked: platform, any key of that user itself, or an ADMIN-scoped key of an ADMIN of the user's organization.",
+    args: { userId: t.arg.id({ required: true }), first: t.arg.int(pageArgs.first), after: t.arg.string(pageArgs.after) },
     authScopes: async (_parent, args, ctx) => ({
       platform: true,
       ownUser: String(args.userId),
       organizationAdmin: (await organizationOfUser(ctx.db.em, String(args.userId))) ?? '',
     }),
-    resolve: (_parent, args, ctx) => listApiKeys(ctx.db.em, ctx.db.sql, String(args.userId)),
+    resolve: (_parent, args, ctx) => listApiKeys(ctx.db.em, ctx.db.sql, String(args.userId), args),
   }),
 );
 
@@ -53,13 +56,19 @@ builder.mutationFields((t) => ({
   createApiKey: t.field({
     type: IssuedKeyRef,
     description:
-      'Issues a gateway key (`gk_…`) acting as the user: platform for any user; an ADMIN-scoped key for its own user only (another user is FORBIDDEN: no key acts as another user). ADMIN only for ADMIN users. The key records its issuer (`createdBy`).',
+      'Issues a gateway key (`gk_…`) acting as the user: platform for any user; an ADMIN-scoped key for its own user only (another user is FORBIDDEN: no key acts as another user). ADMIN only for ADMIN users. A user holds at most MAX_KEYS_PER_USER (default 25) active keys; one more is BAD_USER_INPUT (revoke one first). The key records its issuer (`createdBy`).',
     args: {
       userId: t.arg.id({ required: true }),
       scopes: t.arg({ type: [ScopeEnum], required: true }),
     },
     authScopes: (_parent, args) => ({ platform: true, ownUserAdmin: String(args.userId) }),
-    resolve: (_parent, args, ctx) => createApiKey(ctx.db.em, String(args.userId), args.scopes, issuerOf(ctx.principal)),
+    resolve: (_parent, args, ctx) =>
+      createApiKey(ctx.db.em, {
+        userId: String(args.userId),
+        scopes: args.scopes,
+        issuer: issuerOf(ctx.principal),
+        maxActiveKeys: ctx.services.config.limits.maxKeysPerUser,
+      }),
   }),
   revokeApiKey: t.boolean({
     description:

@@ -1,7 +1,7 @@
 /**
- * An async iterator fed by pushes, holding at most `max` undelivered values: a consumer that falls
- * further behind is not buffered for (`push` answers false and the producer decides, e.g. ends
- * the stream). `end` finishes it after the buffered values; `fail` after them with an error.
+ * An async iterator fed by pushes, holding undelivered values that weigh at most `max` in all
+ * (`weigh`: 1 each unless given, e.g. their size in bytes): a consumer that falls further behind
+ * is not buffered for (`push` answers false and the producer decides, e.g. ends the stream). `end` finishes it after the buffered values; `fail` after them with an error.
  * `return()` (the consumer leaving) ends it at once, waking a pending `next()`, and runs `onClose`
  * exactly once, however it ended.
  */
@@ -14,8 +14,13 @@ export interface BoundedQueue<T> extends AsyncIterableIterator<T> {
   readonly closed: boolean;
 }
 
-export function createBoundedQueue<T>(max: number, onClose: () => void = () => undefined): BoundedQueue<T> {
+export function createBoundedQueue<T>(
+  max: number,
+  onClose: () => void = () => undefined,
+  weigh: (value: T) => number = () => 1,
+): BoundedQueue<T> {
   const buffer: T[] = [];
+  let weight = 0;
   let waiting: ((result: IteratorResult<T>) => void) | null = null;
   let waitingFail: ((error: unknown) => void) | null = null;
   let ending: { error?: unknown } | null = null;
@@ -25,6 +30,7 @@ export function createBoundedQueue<T>(max: number, onClose: () => void = () => u
     if (closed) return;
     closed = true;
     buffer.length = 0;
+    weight = 0;
     onClose();
   };
   const settleWaiter = () => {
@@ -48,8 +54,10 @@ export function createBoundedQueue<T>(max: number, onClose: () => void = () => u
         resolve({ value, done: false });
         return true;
       }
-      if (buffer.length >= max) return false;
+      const valueWeight = weigh(value);
+      if (weight + valueWeight > max) return false;
       buffer.push(value);
+      weight += valueWeight;
       return true;
     },
     end() {
@@ -63,7 +71,11 @@ export function createBoundedQueue<T>(max: number, onClose: () => void = () => u
       settleWaiter();
     },
     next() {
-      if (buffer.length) return Promise.resolve({ value: buffer.shift()!, done: false });
+      if (buffer.length) {
+        const value = buffer.shift()!;
+        weight -= weigh(value);
+        return Promise.resolve({ value, done: false });
+      }
       if (closed) return Promise.resolve({ value: undefined, done: true });
       if (ending) {
         close();

@@ -43,6 +43,7 @@ const envSchema = z.object({
   GATEWAY_RATE_LIMIT_PER_MIN: int(1000),
   AUTH_FAILURE_LIMIT_PER_MIN: int(120),
   PLATFORM_RATE_LIMIT_PER_MIN: int(6000),
+  MAX_KEYS_PER_USER: int(25),
   REQUEST_BODY_TIMEOUT_MS: int(10000),
   SKIPTRACE_RATE_LIMIT_PER_MIN: int(1000),
   SKIPTRACE_MAX_IN_FLIGHT: int(10),
@@ -57,7 +58,10 @@ const envSchema = z.object({
   ),
   SKIPTRACE_PROVIDER_KEY: optionalString,
   STREAM_MAX_PER_KEY: int(5),
+  STREAM_MAX_PER_USER: int(10),
+  STREAM_MAX_PER_ORGANIZATION: int(200),
   STREAM_MAX_TOTAL: int(2000),
+  STREAM_IDLE_TIMEOUT_MS: int(30000),
   SEED_DEMO: bool(true),
   TRUST_PROXY: bool(false),
 });
@@ -84,6 +88,8 @@ export interface Config {
     skipTracePerMinute: number;
     skipTraceMaxInFlight: number;
     skipTraceTimeoutMs: number;
+    /** Active gateway keys one user may hold; issuing one more is refused. */
+    maxKeysPerUser: number;
   };
   skipTrace: {
     cacheTtlDays: number;
@@ -92,8 +98,11 @@ export interface Config {
     /** `records`: property records in the database; `http`: the upstream vendor. */
     provider: { kind: 'records' } | { kind: 'http'; url: string; apiKey: string };
   };
-  /** Open event streams (watchNotifications) on this instance: per key, and in all. */
-  streams: { maxPerKey: number; maxTotal: number };
+  /**
+   * Open event streams (watchNotifications) on this instance: per key, user, organization and in
+   * all; a client that takes nothing written to it for `idleTimeoutMs` is disconnected.
+   */
+  streams: { maxPerKey: number; maxPerUser: number; maxPerOrganization: number; maxTotal: number; idleTimeoutMs: number };
   /** Seeds demo data on first start, only ever into an embedded database. */
   seedDemo: boolean;
   trustProxy: boolean;
@@ -134,6 +143,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       skipTracePerMinute: e.SKIPTRACE_RATE_LIMIT_PER_MIN,
       skipTraceMaxInFlight: e.SKIPTRACE_MAX_IN_FLIGHT,
       skipTraceTimeoutMs: e.SKIPTRACE_TIMEOUT_MS,
+      maxKeysPerUser: e.MAX_KEYS_PER_USER,
     },
     skipTrace: {
       cacheTtlDays: e.SKIPTRACE_CACHE_TTL_DAYS,
@@ -143,7 +153,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           ? { kind: 'http', url: e.SKIPTRACE_PROVIDER_URL as string, apiKey: e.SKIPTRACE_PROVIDER_KEY as string }
           : { kind: 'records' },
     },
-    streams: { maxPerKey: e.STREAM_MAX_PER_KEY, maxTotal: e.STREAM_MAX_TOTAL },
+    streams: {
+      maxPerKey: e.STREAM_MAX_PER_KEY,
+      maxPerUser: e.STREAM_MAX_PER_USER,
+      maxPerOrganization: e.STREAM_MAX_PER_ORGANIZATION,
+      maxTotal: e.STREAM_MAX_TOTAL,
+      idleTimeoutMs: e.STREAM_IDLE_TIMEOUT_MS,
+    },
     seedDemo: e.SEED_DEMO,
     trustProxy: e.TRUST_PROXY,
   };

@@ -1,8 +1,28 @@
 import type { Logger } from 'pino';
 import { AppError } from '../common/errors.js';
 
-/** Why a stream's lease ended: its key was revoked, the server shuts down, or its response is over (`released`). */
-export type StreamEndReason = 'revoked' | 'shutdown' | 'released';
+/**
+ * Why a stream's lease ended: its key was revoked, the server shuts down, its client fell further
+ * behind than a stream may hold for it (`overflow`), or its response is over (`released`).
+ */
+export type StreamEndReason = 'revoked' | 'shutdown' | 'overflow' | 'released';
+
+/** Who holds a stream: its slot counts against each of these. */
+export interface StreamOwner {
+  keyId: string;
+  userId: string;
+  organizationId: string;
+}
+
+/** The connection a stream is written to, as the registry watches it (see infra/http/client-watch.ts). */
+export interface StreamClient {
+  /** Runs the callback once the response is over (at once if it already is). */
+  onDone(callback: () => void): void;
+  /** How long bytes written to the client have waited without any being taken (0 while it keeps up). */
+  stalledMs(): number;
+  /** Closes the connection at once. */
+  disconnect(): void;
+}
 
 /**
  * One open stream's slot: `signal` aborts (with a StreamEndReason) when the server ends the stream,
@@ -11,13 +31,19 @@ export type StreamEndReason = 'revoked' | 'shutdown' | 'released';
 export interface StreamLease {
   readonly keyId: string;
   readonly signal: AbortSignal;
+  /** Ends the stream for `reason`; `overflow` closes its connection at once. */
+  end(reason: Exclude<StreamEndReason, 'released'>): void;
   /** Frees the slot; idempotent. */
   release(): void;
 }
 
 export interface StreamRegistryOptions {
   maxPerKey: number;
+  maxPerUser: number;
+  maxPerOrganization: number;
   maxTotal: number;
+  /** A client whose connection has taken nothing of what waits for it this long is disconnected. */
+  idleTimeoutMs: number;
   /** How often the keys of open streams are checked, so a revoked key's streams end within about this long. */
   recheckMs: number;
   /** The keys among `keyIds` that may still hold streams (e.g. not revoked). */
@@ -28,17 +54,43 @@ export interface StreamRegistryOptions {
 }
 
 /**
- * Open long-lived streams on this instance, per key and in total, each a lease released when its
- * stream ends. A revoked key's streams end at the next check: one query for every open key at
- * once each `recheckMs`, whatever the number of streams. `drain` ends them all (shutdown) and
- * refuses new ones.
+ * How long a stream the server ended (revoked, shutdown) may take to deliver its last event before
+ * its connection is closed: a client that is not reading never holds a slot or a shutdown.
+ */
+export const END_GRACE_MS = 1000;
+
+type OpenLease = StreamLease & { owner: StreamOwner; client: StreamClient };
+
+/** Counts per name (a key, a user, an organization), dropping names that reach zero. */
+function tally() {
+  const counts = new Map<string, number>();
+  return {
+    counts,
+    get: (name: string) => counts.get(name) ?? 0,
+    add(name: string, delta: number) {
+      const next = (counts.get(name) ?? 0) + delta;
+      if (next <= 0) counts.delete(name);
+      else counts.set(name, next);
+    },
+  };
+}
+
+/**
+ * Open long-lived streams on this instance, per key, per user, per organization and in total,
+ * each a lease released when its response is over. A revoked key's streams end at the next check:
+ * one query for every open key at once each `recheckMs`, whatever the number of streams. A client
+ * that stops taking what is written to it is disconnected after `idleTimeoutMs`, and a stream the
+ * server ended is disconnected if it has not finished END_GRACE_MS later. `drain` ends them all
+ * (shutdown) and refuses new ones.
  */
 export function createStreamRegistry(options: StreamRegistryOptions) {
-  const { maxPerKey, maxTotal, recheckMs, activeKeys, log } = options;
-  const open = new Set<StreamLease & { end(reason: StreamEndReason): void }>();
-  const perKey = new Map<string, number>();
+  const { recheckMs, idleTimeoutMs, activeKeys, log } = options;
+  const open = new Set<OpenLease>();
+  const perKey = tally();
+  const perUser = tally();
+  const perOrganization = tally();
   let draining = false;
-  let timer: NodeJS.Timeout | null = null;
+  let timers: NodeJS.Timeout[] = [];
   let checking = false;
 
   const refuse = (message: string) => {
@@ -50,7 +102,7 @@ export function createStreamRegistry(options: StreamRegistryOptions) {
     if (checking || open.size === 0) return;
     checking = true;
     try {
-      const asked = [...perKey.keys()];
+      const asked = [...perKey.counts.keys()];
       const active = await activeKeys(asked);
       const checked = new Set(asked);
       // A stream opened while the query ran, with a key it did not ask about, waits for the next check.
@@ -63,41 +115,70 @@ export function createStreamRegistry(options: StreamRegistryOptions) {
     }
   }
 
+  function disconnectStalled() {
+    for (const lease of open) if (lease.client.stalledMs() >= idleTimeoutMs) lease.client.disconnect();
+  }
+
+  function admit(owner: StreamOwner) {
+    if (draining) throw refuse('The server is shutting down; reconnect.');
+    const { maxPerKey, maxPerUser, maxPerOrganization, maxTotal } = options;
+    if (perKey.get(owner.keyId) >= maxPerKey) throw refuse(`At most ${maxPerKey} open streams per key; close one first.`);
+    if (perUser.get(owner.userId) >= maxPerUser) throw refuse(`At most ${maxPerUser} open streams per user; close one first.`);
+    if (perOrganization.get(owner.organizationId) >= maxPerOrganization)
+      throw refuse(`At most ${maxPerOrganization} open streams per organization on this server; close one first.`);
+    if (open.size >= maxTotal) throw refuse('This server holds as many streams as it may; retry shortly.');
+  }
+
+  function count(owner: StreamOwner, delta: number) {
+    perKey.add(owner.keyId, delta);
+    perUser.add(owner.userId, delta);
+    perOrganization.add(owner.organizationId, delta);
+  }
+
+  function startTimers() {
+    if (timers.length) return;
+    // Fine enough that a stalled client is gone within about a second of its idle timeout.
+    const stallCheckMs = Math.max(50, Math.min(1000, Math.floor(idleTimeoutMs / 4)));
+    timers = [setInterval(() => void recheck(), recheckMs).unref(), setInterval(disconnectStalled, stallCheckMs).unref()];
+  }
+
   return {
     get size() {
       return open.size;
     },
-    /** A slot for `keyId`'s new stream, or `concurrency_limit`. */
-    open(keyId: string): StreamLease {
-      if (draining) throw refuse('The server is shutting down; reconnect.');
-      const held = perKey.get(keyId) ?? 0;
-      if (held >= maxPerKey) throw refuse(`At most ${maxPerKey} open streams per key; close one first.`);
-      if (open.size >= maxTotal) throw refuse('This server holds as many streams as it may; retry shortly.');
+    /** A slot for `owner`'s new stream written to `client`, or `concurrency_limit`; released when the response is over. */
+    open(owner: StreamOwner, client: StreamClient): StreamLease {
+      admit(owner);
       const controller = new AbortController();
       let released = false;
-      const lease = {
-        keyId,
+      let grace: NodeJS.Timeout | undefined;
+      const lease: OpenLease = {
+        owner,
+        client,
+        keyId: owner.keyId,
         signal: controller.signal,
         release() {
           if (released) return;
           released = true;
+          clearTimeout(grace);
           if (!controller.signal.aborted) controller.abort('released' satisfies StreamEndReason);
           open.delete(lease);
-          const left = (perKey.get(keyId) ?? 1) - 1;
-          if (left <= 0) perKey.delete(keyId);
-          else perKey.set(keyId, left);
-          if (open.size === 0 && timer) {
-            clearInterval(timer);
-            timer = null;
-          }
+          count(owner, -1);
+          if (open.size > 0) return;
+          for (const timer of timers) clearInterval(timer);
+          timers = [];
         },
-        end(reason: StreamEndReason) {
-          if (!controller.signal.aborted) controller.abort(reason);
+        end(reason) {
+          if (released || controller.signal.aborted) return;
+          controller.abort(reason);
+          if (reason === 'overflow') return client.disconnect();
+          grace = setTimeout(() => client.disconnect(), END_GRACE_MS).unref();
         },
       };
       open.add(lease);
-      perKey.set(keyId, held + 1);
-      timer ??= setInterval(() => void recheck(), recheckMs).unref();
+      count(owner, 1);
+      startTimers();
+      client.onDone(lease.release);
       return lease;
     },
     /** Ends every open stream and refuses new ones. */

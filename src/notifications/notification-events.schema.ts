@@ -39,9 +39,9 @@ builder.subscriptionFields((t) => ({
     args: { notificationTypeFilter: t.arg.string({ description: 'Exact notification type; empty ≡ omitted.' }) },
     subscribe: (_root, args, ctx) => {
       // The slot is held for as long as the response is: until it ends, or its client leaves.
-      const lease = ctx.services.streams.open(ctx.principal.keyId);
-      ctx.client.onDone(lease.release);
-      return ctx.services.notificationEvents.subscribe(ctx.principal.userId, args.notificationTypeFilter || null, lease.signal);
+      const { keyId, userId, organizationId } = ctx.principal;
+      const lease = ctx.services.streams.open({ keyId, userId, organizationId }, ctx.client);
+      return ctx.services.notificationEvents.subscribe(userId, args.notificationTypeFilter || null, lease);
     },
     resolve: (event) => event,
   }),

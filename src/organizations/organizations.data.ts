@@ -70,11 +70,13 @@ export async function updateUserRole(tx: Em, user: User, role: UserRole): Promis
 }
 
 /**
- * A user's role, locked FOR SHARE until the caller's transaction ends (`tx` is that transaction's
- * EntityManager): a concurrent role change either committed before this read or waits for it.
+ * A user's role, its row locked until the caller's transaction ends (`tx` is that transaction's
+ * EntityManager), by one holder at a time: a concurrent role change, or another holder (e.g.
+ * another issue of a key for this user), either committed before this read or waits for it.
+ * FOR NO KEY UPDATE, so rows that merely reference the user (FOR KEY SHARE) are never held up.
  */
-export async function lockUserRole(tx: Em, userId: string): Promise<UserRole | null> {
-  const [row] = await tx.execute<{ role: UserRole }[]>(`select role from users where id = ? for share`, [userId]);
+export async function lockUserRow(tx: Em, userId: string): Promise<UserRole | null> {
+  const [row] = await tx.execute<{ role: UserRole }[]>(`select role from users where id = ? for no key update`, [userId]);
   return row?.role ?? null;
 }
 

@@ -1,19 +1,9 @@
-import { builder, type BuilderTypes } from '../graphql/builder.js';
-import { constraints } from '../graphql/constraints.js';
-import type { ObjectRef } from '@pothos/core';
+import { builder } from '../graphql/builder.js';
+import { pageArgs, pageRef } from '../graphql/listing.js';
 import { Organization } from './organization.entity.js';
 import { User } from './user.entity.js';
 import { USER_ROLES } from '../graphql/principal.js';
-import {
-  LISTING_PAGE_SIZE,
-  createOrganization,
-  createUser,
-  findOrganization,
-  listOrganizations,
-  listUsers,
-  setUserRole,
-  type Page,
-} from './organizations.service.js';
+import { createOrganization, createUser, findOrganization, listOrganizations, listUsers, setUserRole } from './organizations.service.js';
 
 export const UserRoleEnum = builder.enumType('UserRole', { values: USER_ROLES });
 
@@ -38,30 +28,8 @@ export const UserRef = builder.objectType(User, {
   }),
 });
 
-/** A listing page: `{nodes, nextCursor}`, newest first. */
-function pageRef<T>(name: string, nodeRef: ObjectRef<BuilderTypes, T>) {
-  return builder.objectRef<Page<T>>(name).implement({
-    fields: (t) => ({
-      nodes: t.field({ type: [nodeRef], description: 'Newest first.', resolve: (page) => page.nodes }),
-      nextCursor: t.exposeString('nextCursor', {
-        nullable: true,
-        description: 'Pass as `after` for the next page; null on the last page.',
-      }),
-    }),
-  });
-}
-
 const OrganizationPageRef = pageRef('OrganizationPage', OrganizationRef);
 const UserPageRef = pageRef('UserPage', UserRef);
-
-const pageArgs = {
-  first: {
-    defaultValue: LISTING_PAGE_SIZE.default,
-    description: `Rows per page, ${LISTING_PAGE_SIZE.min} to ${LISTING_PAGE_SIZE.max}.`,
-    ...constraints({ minimum: LISTING_PAGE_SIZE.min, maximum: LISTING_PAGE_SIZE.max }),
-  },
-  after: { description: 'nextCursor of the previous page.' },
-} as const;
 
 builder.queryFields((t) => ({
   organization: t.field({

@@ -1,6 +1,6 @@
 import type { Em } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
-import { createApiKey, listApiKeys } from '../auth/api-keys.service.js';
+import { activeApiKeyHints, createApiKey } from '../auth/api-keys.service.js';
 import { PLATFORM_ISSUER } from '../graphql/principal.js';
 import { createOrganization, createUser, findFirstUserByEmail, findOrganization } from '../organizations/organizations.service.js';
 import { markSeenAtCreation } from '../notifications/feed.data.js';
@@ -144,11 +144,16 @@ const SAMPLES: Array<Omit<PublishNotificationInput, 'userId'>> = [
  * Demo data for a first start on an empty embedded database: one org, an admin with a gateway key,
  * 40 notifications, a skip trace key with 100 credits and three property records.
  */
-export async function seedDemo(em: Em): Promise<DemoSeed> {
+export async function seedDemo(em: Em, maxKeysPerUser: number): Promise<DemoSeed> {
   return em.transactional(async (tx) => {
     const organization = await createOrganization(tx, { name: DEMO_ORGANIZATION_NAME, skipTraceEnabled: true });
     const user = await createUser(tx, { organizationId: organization.id, email: DEMO_USER_EMAIL, name: 'Demo Admin', role: 'ADMIN' });
-    const key = await createApiKey(tx, user.id, ['READ', 'WRITE', 'ADMIN'], PLATFORM_ISSUER);
+    const key = await createApiKey(tx, {
+      userId: user.id,
+      scopes: ['READ', 'WRITE', 'ADMIN'],
+      issuer: PLATFORM_ISSUER,
+      maxActiveKeys: maxKeysPerUser,
+    });
     const start = Date.now() - 40 * 3600_000;
     const inputs = Array.from({ length: 40 }, (_, i) => ({
       ...SAMPLES[i % SAMPLES.length],
@@ -178,12 +183,11 @@ export async function findSeededDemo(em: Em, sql: Sql): Promise<SeededDemo | nul
   if (!user) return null;
   const organization = await findOrganization(em, user.organization.id);
   if (organization?.name !== DEMO_ORGANIZATION_NAME) return null;
-  const gatewayKeys = await listApiKeys(em, sql, user.id);
   const skipTraceKey = (await activeSkipTraceKeyInfos(em, [organization.id])).get(organization.id);
   return {
     organizationId: organization.id,
     userId: user.id,
-    gatewayKeyHints: gatewayKeys.filter((key) => !key.revokedAt).map((key) => key.hint),
+    gatewayKeyHints: await activeApiKeyHints(sql, user.id),
     skipTraceKeyHint: skipTraceKey?.hint ?? null,
   };
 }

@@ -109,7 +109,7 @@ export function registerStreamMetrics(registry: Registry, openStreams: () => num
   });
   const refusals = new Counter({
     name: 'crm_sse_stream_refusals_total',
-    help: 'Streams refused by the per-key or per-instance stream limit (429 concurrency_limit).',
+    help: 'Streams refused by the per-key, per-user, per-organization or per-instance stream limit (429 concurrency_limit).',
     registers: [registry],
   });
   return () => refusals.inc();

@@ -25,8 +25,9 @@ const durationOf = (entry: AuditEntry) => Math.round(performance.now() - entry.s
 
 /**
  * The one writer of the skip trace audit (`skip_trace_requests`, raw SQL: one row per request,
- * on the hot path): every skip trace request that presented a valid skip trace key gets one row,
- * refused or not. A charged trace's row is written by the charge's statement (AUDIT_OF_CHARGE).
+ * on the hot path): every skip trace request of a valid skip trace key that its rate window
+ * admitted gets one row, refused afterwards or not; one the window refused writes nothing. A
+ * charged trace's row is written by the charge's statement (AUDIT_OF_CHARGE).
  */
 export async function recordAudit(sql: Sql, entry: AuditEntry): Promise<void> {
   await sql.execute(

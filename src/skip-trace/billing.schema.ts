@@ -28,7 +28,7 @@ const SkipTraceAccountRef = builder.objectRef<AccountView>('SkipTraceAccount').i
 });
 
 const SkipTraceUsageRequestRef = builder.objectRef<UsageRequest>('SkipTraceUsageRequest').implement({
-  description: 'One skip trace call of the organization that passed the credential check.',
+  description: 'One skip trace call of the organization that passed the credential check and the rate window.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'The call id: the `id` of a 200 answer, the key of its ledger charge.' }),
     createdAt: t.field({ type: 'DateTime', resolve: (request) => request.createdAt }),
@@ -79,7 +79,7 @@ builder.queryFields((t) => ({
   skipTraceUsage: t.withAuth({ skipTrace: true }).field({
     type: SkipTraceUsagePageRef,
     description:
-      "The organization's skip trace calls, newest first, keyset-paginated: every call that passed the credential check, charged or not. Costs no credit.",
+      "The organization's skip trace calls, newest first, keyset-paginated: every call that passed the credential check and the rate window, charged or not (a call the window refused writes nothing). Costs no credit.",
     args: usageArgs(t),
     resolve: (_root, args, ctx) => listUsage(ctx.db.sql, ctx.principal.organizationId, args),
   }),

@@ -44,6 +44,62 @@ describe('gateway keys', () => {
   });
 });
 
+describe('keys per user', () => {
+  const CREATE = `mutation($u: ID!, $s: [Scope!]!) { createApiKey(userId: $u, scopes: $s) { id } }`;
+  const issue = (userId: string, bearer?: string, scopes = ['READ']) => service.graphql(CREATE, { u: userId, s: scopes }, bearer);
+  const activeKeys = async (userId: string) =>
+    (
+      await service.sql<{ count: number }>(`select count(*)::int as count from api_keys where user_id = ? and revoked_at is null`, [userId])
+    )[0].count;
+
+  /** A refusal for the limit: BAD_USER_INPUT whose message names it (MAX_KEYS_PER_USER, 25). */
+  function expectLimitRefusal(result: { body: any }) {
+    expect(result.body.data?.createApiKey ?? null).toBeNull();
+    expect(result.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect(result.body.errors[0].message).toContain('MAX_KEYS_PER_USER');
+    expect(result.body.errors[0].message).toContain('25');
+  }
+
+  it('refuses the 26th active key with BAD_USER_INPUT naming the limit, from the platform and from the user’s own ADMIN key', async () => {
+    const admin = await service.provision({ role: 'ADMIN', scopes: ['ADMIN'] });
+    for (let i = 1; i < 25; i++) expect((await issue(admin.userId)).body.errors).toBeUndefined();
+    expect(await activeKeys(admin.userId)).toBe(25);
+    expectLimitRefusal(await issue(admin.userId));
+    expectLimitRefusal(await issue(admin.userId, admin.key, ['READ', 'WRITE']));
+    expect(await activeKeys(admin.userId)).toBe(25);
+    // Another user of the same organization is not limited by this one's keys.
+    const colleague = await service.provision({ organizationId: admin.organizationId });
+    expect((await issue(colleague.userId)).body.errors).toBeUndefined();
+  });
+
+  it('does not count revoked keys: revoking one frees a place', async () => {
+    const user = await service.provision();
+    const ids = [user.keyId];
+    for (let i = 1; i < 25; i++) ids.push((await issue(user.userId)).body.data.createApiKey.id);
+    expectLimitRefusal(await issue(user.userId));
+    for (const id of ids.slice(0, 3))
+      expect((await service.graphql(`mutation($id: ID!) { revokeApiKey(id: $id) }`, { id })).body.data.revokeApiKey).toBe(true);
+    for (let i = 0; i < 3; i++) expect((await issue(user.userId)).body.errors).toBeUndefined();
+    expectLimitRefusal(await issue(user.userId));
+    const [{ count }] = await service.sql<{ count: number }>(`select count(*)::int as count from api_keys where user_id = ?`, [
+      user.userId,
+    ]);
+    expect({ total: count, active: await activeKeys(user.userId) }).toEqual({ total: 28, active: 25 });
+  });
+
+  it('never lets concurrent issues pass the limit: 40 at once for a user holding 20 end with exactly 25 active', async () => {
+    const user = await service.provision();
+    for (let i = 1; i < 20; i++) await issue(user.userId);
+    expect(await activeKeys(user.userId)).toBe(20);
+    const results = await Promise.all(Array.from({ length: 40 }, () => issue(user.userId)));
+    const issued = results.filter((result) => result.body.data?.createApiKey);
+    const refused = results.filter((result) => !result.body.data?.createApiKey);
+    expect(issued).toHaveLength(5);
+    for (const result of refused) expectLimitRefusal(result);
+    expect(await activeKeys(user.userId)).toBe(25);
+  });
+});
+
 describe('ADMIN scope and roles', () => {
   const orgQuery = `query($id: ID!) { organization(id: $id) { id name } }`;
 

@@ -125,14 +125,20 @@ describe('key', () => {
     const listed = await run('key', 'list', '--user', user.id);
     expect(listed.stdout).not.toContain(secret);
     expect(listed.stdout).not.toContain(other.secret);
-    const keys = await json('key', 'list', '--user', user.id);
+    const listedPage = await json('key', 'list', '--user', user.id);
+    expect(listedPage.nextCursor).toBeNull();
+    const keys = listedPage.nodes;
     expect(keys.map((k: { id: string }) => k.id)).toEqual([other.id, expect.any(String)]);
+    // One key a page: the first page says where the next begins, --all follows it.
+    const firstPage = await run('key', 'list', '--user', user.id, '--first', '1');
+    expect(firstPage.stderr).toMatch(/^More rows: pass --after \S+ \(or --all\)\.$/m);
+    expect((await json('key', 'list', '--user', user.id, '--first', '1', '--all')).nodes).toEqual(keys);
     expect(keys[1].hint).toBe(`${secret.slice(0, 8)}…${secret.slice(-4)}`);
     expect(JSON.stringify(keys)).not.toContain(secret.slice(8, -4));
 
     expect(await json('key', 'revoke', keys[1].id)).toEqual({ id: keys[1].id, revoked: true });
     expect((await counts(secret)).status).toBe(401);
-    expect((await json('key', 'list', '--user', user.id))[1].revokedAt).toEqual(expect.any(String));
+    expect((await json('key', 'list', '--user', user.id)).nodes[1].revokedAt).toEqual(expect.any(String));
   });
 
   it('refuses an unknown scope locally (exit 64) and passes on the service’s refusal of ADMIN for a MEMBER (exit 1)', async () => {

@@ -1,8 +1,9 @@
 /**
  * Property-based fuzzing of the shapes that found the hardening issue's attacks (fast-check, over
  * real HTTP): aliased introspection with fragment fan-out, many distinct documents, and skip trace
- * requests aborted or trickled at random moments. Whatever comes in, nothing is a 5xx, the process
- * keeps answering, no key stays locked out, and every charge belongs to a delivered 200.
+ * requests aborted or trickled at random moments, and many keys of one user issued and revoked at
+ * once. Whatever comes in, nothing is a 5xx, the process keeps answering, no key stays locked out,
+ * every charge belongs to a delivered 200, and no user holds more than its keys' limit.
  *
  * `FUZZ_SCALE=10 npx vitest run test/fuzz` multiplies every run count.
  */
@@ -50,6 +51,12 @@ const postGraphql = (query: string) =>
     headers: { 'content-type': 'application/json', authorization: `Bearer ${reader.key}` },
     body: JSON.stringify({ query }),
   });
+
+/** The default MAX_KEYS_PER_USER. */
+const MAX_KEYS = 25;
+const API_KEYS_PAGE = `query($u: ID!, $first: Int, $after: String) { apiKeys(userId: $u, first: $first, after: $after) { nodes { id } nextCursor } }`;
+const issueKey = (userId: string) =>
+  service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { id } }`, { u: userId });
 
 async function expectServing() {
   expect((await service.call(reader.key, { operationId: 'getNotificationCounts' })).status).toBe(200);
@@ -228,6 +235,128 @@ describe('attack shapes under fuzzing', () => {
         .toBe(true);
       const { charges } = await ledger();
       console.info(`abort fuzz: ${delivered} traces read in full, ${ambiguous} dropped after sending in full, ${charges} charged`);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `many keys of one user, issued and revoked at once (${runs(8)} users, up to 6 rounds each): never more than ${MAX_KEYS} active, every key listed once`,
+    async () => {
+      const round = fc.record({ issues: fc.integer({ min: 0, max: 15 }), revokes: fc.integer({ min: 0, max: 5 }) });
+      await fc.assert(
+        fc.asyncProperty(fc.array(round, { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 30 }), async (rounds, first) => {
+          const user = await service.provision({ organizationId });
+          const active = [user.keyId];
+          for (const { issues, revokes } of rounds) {
+            const revoked = active.splice(0, revokes);
+            const [issued] = await Promise.all([
+              Promise.all(Array.from({ length: issues }, () => issueKey(user.userId))),
+              Promise.all(revoked.map((id) => service.graphql(`mutation($id: ID!) { revokeApiKey(id: $id) }`, { id }))),
+            ]);
+            for (const result of issued) {
+              if (result.body.data?.createApiKey) active.push(result.body.data.createApiKey.id);
+              else expect(result.body.errors[0].extensions.code, JSON.stringify(result.body)).toBe('BAD_USER_INPUT');
+            }
+            // Concurrent revocations may free places for this round's issues, or not yet.
+            const before = active.length - issued.filter((r) => r.body.data?.createApiKey).length;
+            expect(active.length).toBeLessThanOrEqual(MAX_KEYS);
+            expect(active.length).toBeGreaterThanOrEqual(Math.min(MAX_KEYS - revoked.length, before + issues));
+          }
+          const listed: string[] = [];
+          let after: string | null = null;
+          do {
+            const page: { body: any } = await service.graphql(API_KEYS_PAGE, { u: user.userId, first, after });
+            expect(page.body.data.apiKeys.nodes.length).toBeLessThanOrEqual(first);
+            listed.push(...page.body.data.apiKeys.nodes.map((node: { id: string }) => node.id));
+            after = page.body.data.apiKeys.nextCursor;
+          } while (after);
+          const rows = await service.sql<{ id: string; active: boolean }>(
+            `select id, revoked_at is null as active from api_keys where user_id = ? order by created_at desc, id desc`,
+            [user.userId],
+          );
+          expect(listed).toEqual(rows.map((row) => row.id));
+          expect(
+            rows
+              .filter((row) => row.active)
+              .map((row) => row.id)
+              .sort(),
+          ).toEqual([...active].sort());
+        }),
+        { ...LIMITS, numRuns: runs(8) },
+      );
+      await expectServing();
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `one user's many keys opening streams that read, stall or leave at random (${runs(15)} batches of 14): 200 or 429, at most 10 open, every slot freed`,
+    async () => {
+      const owner = await service.provision({ role: 'ADMIN', scopes: ['READ', 'WRITE', 'ADMIN'] });
+      const keys = [owner.key];
+      for (let i = 0; i < 5; i++)
+        keys.push(
+          (
+            await service.graphql(
+              `mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { secret } }`,
+              { u: owner.userId },
+              owner.key,
+            )
+          ).body.data.createApiKey.secret,
+        );
+      const port = Number(new URL(service.baseUrl).port);
+      const client = fc.record({
+        key: fc.integer({ min: 0, max: keys.length - 1 }),
+        route: fc.constantFrom('gateway', 'graphql'),
+        behaviour: fc.constantFrom('read', 'stall', 'leave'),
+        leaveAfterMs: fc.integer({ min: 0, max: 50 }),
+      });
+      const statuses: Record<string, number> = {};
+      await fc.assert(
+        fc.asyncProperty(fc.array(client, { minLength: 14, maxLength: 14 }), async (clients) => {
+          const sockets = clients.map(
+            (c) =>
+              new Promise<{ head: string; close(): void }>((resolve) => {
+                const body =
+                  c.route === 'gateway'
+                    ? JSON.stringify({ operationId: 'watchNotifications' })
+                    : JSON.stringify({ query: 'subscription { notificationEvents { kind notificationIds } }' });
+                const path = c.route === 'gateway' ? '/api/v1/call' : '/graphql';
+                let head = '';
+                const socket = connect(port, '127.0.0.1', () =>
+                  socket.write(
+                    `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${keys[c.key]}\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+                  ),
+                );
+                const done = () => resolve({ head, close: () => socket.destroy() });
+                socket.on('data', (chunk) => {
+                  if (head.includes('\r\n\r\n')) return;
+                  head += String(chunk);
+                  if (!head.includes('\r\n\r\n')) return;
+                  if (c.behaviour === 'stall') socket.pause();
+                  if (c.behaviour === 'leave') setTimeout(() => socket.destroy(), c.leaveAfterMs);
+                  done();
+                });
+                socket.on('error', () => undefined);
+                socket.on('close', done);
+              }),
+          );
+          const answered = await Promise.all(sockets);
+          await service.app.services.notificationEvents.updated(owner.userId, [randomUUID()]);
+          expect(service.app.services.streams.size).toBeLessThanOrEqual(10);
+          for (const { head } of answered) {
+            const status = head.slice(9, 12);
+            statuses[status] = (statuses[status] ?? 0) + 1;
+            expect(['200', '429'], head.slice(0, 300)).toContain(status);
+            if (status === '429') expect(head).toMatch(/concurrency_limit|RATE_LIMITED/);
+          }
+          for (const { close } of answered) close();
+          await expect.poll(() => service.app.services.streams.size, { timeout: 5000 }).toBe(0);
+        }),
+        { ...LIMITS, numRuns: runs(15) },
+      );
+      console.info(`stream fuzz: by status ${JSON.stringify(statuses)}`);
+      await expectServing();
     },
     TIMEOUT,
   );

@@ -15,6 +15,7 @@ describe('configuration', () => {
         skipTracePerMinute: 1000,
         skipTraceMaxInFlight: 10,
         skipTraceTimeoutMs: 30000,
+        maxKeysPerUser: 25,
       },
     });
     expect(config.redisUrl).toBeUndefined();
@@ -32,6 +33,7 @@ describe('configuration', () => {
     ['PORT', 'abc'],
     ['PORT', '70000'],
     ['GATEWAY_RATE_LIMIT_PER_MIN', '0'],
+    ['MAX_KEYS_PER_USER', '0'],
     ['DATABASE_URL', 'mysql://localhost/db'],
     ['REDIS_URL', 'http://localhost'],
     ['LOG_LEVEL', 'loud'],

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createBoundedQueue } from '../../src/infra/bounded-queue.js';
-import { eventStream, STALLED_TICKS_MAX } from '../../src/server/streams/event-stream.js';
+import { GraphQLObjectType, GraphQLSchema, GraphQLString, parse, type ExecutionResult } from 'graphql';
+import { eventStream } from '../../src/server/streams/event-stream.js';
+import { sharedSubscribe } from '../../src/server/streams/shared-subscribe.js';
 
 /** The pieces that keep a stream bounded: the per-stream event queue and the SSE writer. */
 
@@ -79,17 +81,66 @@ describe('SSE writer', () => {
     expect(queue.closed).toBe(true);
   });
 
-  it('cuts off a client that stops reading, and returns the source', async () => {
-    let returned = false;
-    const queue = createBoundedQueue<number>(5, () => (returned = true));
-    const stream = eventStream(queue, { next: (n) => n, error: () => null }, 20);
-    // Nobody reads: the opening comment stays queued, tick after tick.
-    const started = performance.now();
-    while (!returned && performance.now() - started < 2000) await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(returned).toBe(true);
-    // Not before STALLED_TICKS_MAX ticks.
-    expect(performance.now() - started).toBeGreaterThanOrEqual(20 * STALLED_TICKS_MAX - 5);
-    const reader = stream.getReader();
-    await expect(reader.read().then(() => reader.read())).rejects.toThrow('stopped reading');
+  it('ends quietly when its client leaves while a pull waits for the source', async () => {
+    const queue = createBoundedQueue<number>(5);
+    const reader = eventStream(queue, { next: (n) => n, error: () => null }).getReader();
+    await reader.read(); // the opening comment
+    const pending = reader.read(); // a pull now waits for the source
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await reader.cancel();
+    expect(queue.closed).toBe(true);
+    expect(await pending).toEqual({ done: true, value: undefined });
+  });
+
+  it('encodes a value shared between streams once, and hands every stream the same bytes', async () => {
+    const encoded = new WeakMap<object, Uint8Array>();
+    let formatted = 0;
+    const format = { encoded, next: (v: { n: number }) => (formatted++, v), error: () => null };
+    const shared = { n: 1 };
+    const [a, b] = [createBoundedQueue<{ n: number }>(5), createBoundedQueue<{ n: number }>(5)];
+    const [ra, rb] = [eventStream(a, format).getReader(), eventStream(b, format).getReader()];
+    await Promise.all([ra.read(), rb.read()]);
+    a.push(shared);
+    b.push(shared);
+    const [ca, cb] = [(await ra.read()).value, (await rb.read()).value];
+    expect(ca).toBe(cb);
+    expect(new TextDecoder().decode(ca)).toBe('event: next\ndata: {"n":1}\n\n');
+    expect(formatted).toBe(1);
+    await Promise.all([ra.cancel(), rb.cancel()]);
+  });
+});
+
+describe('shared subscriptions', () => {
+  // Each stream's source is its own queue of the shared events, as the notification hub hands them out.
+  const sources: Array<ReturnType<typeof createBoundedQueue<{ value: string }>>> = [];
+  let resolved = 0;
+  const Event = new GraphQLObjectType({
+    name: 'Event',
+    fields: { value: { type: GraphQLString, resolve: (event: { value: string }) => (resolved++, event.value) } },
+  });
+  const schema = new GraphQLSchema({
+    query: new GraphQLObjectType({ name: 'Query', fields: { ok: { type: GraphQLString } } }),
+    subscription: new GraphQLObjectType({
+      name: 'Subscription',
+      fields: { events: { type: Event, subscribe: () => sources[sources.push(createBoundedQueue(10)) - 1], resolve: (event) => event } },
+    }),
+  });
+  const user = (scopes: string[]) => ({ principal: { type: 'user', userId: 'u1', keyId: 'k', scopes: new Set(scopes) } });
+
+  it('executes a source event once for the streams that read it alike, and apart for another document or scopes', async () => {
+    const document = parse('subscription { events { value } }');
+    const open = async (contextValue: unknown, doc = document) =>
+      (await sharedSubscribe({ schema, document: doc, contextValue })) as AsyncIterableIterator<ExecutionResult>;
+    const [a, b] = [await open(user(['READ'])), await open(user(['READ']))];
+    const other = await open(user(['READ', 'WRITE']));
+    const event = { value: 'x' };
+    const [ra, rb, ro] = [a.next(), b.next(), other.next()];
+    for (const source of sources) source.push(event);
+    const [first, second, third] = await Promise.all([ra, rb, ro]);
+    expect(first.value).toBe(second.value);
+    expect(first.value).toEqual({ data: { events: { value: 'x' } } });
+    expect(third.value).not.toBe(first.value);
+    expect(resolved).toBe(2);
+    await Promise.all([a.return?.(), b.return?.(), other.return?.()]);
   });
 });

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
-import { openStream, type SseStream } from '../support/sse-client.js';
+import { openStalledStream, openStream, type SseStream } from '../support/sse-client.js';
 
 /**
  * `watchNotifications` (gateway) and `notificationEvents` (/graphql): feed changes pushed as
@@ -275,6 +276,34 @@ describe('watchNotifications through the gateway', () => {
   });
 });
 
+describe('events shared between the streams of one user', () => {
+  it('hands every stream of a user and filter the same event object, built once per change', async () => {
+    const user = await service.provision();
+    const events = service.app.services.notificationEvents;
+    const leases = Array.from({ length: 3 }, () => {
+      const controller = new AbortController();
+      return { keyId: user.keyId, signal: controller.signal, end: () => undefined, release: () => controller.abort('released') };
+    });
+    const [a, b, filtered] = await Promise.all([
+      events.subscribe(user.userId, null, leases[0]),
+      events.subscribe(user.userId, null, leases[1]),
+      events.subscribe(user.userId, 'task_overdue', leases[2]),
+    ]);
+    await events.updated(
+      user.userId,
+      Array.from({ length: 500 }, () => randomUUID()),
+    );
+    const [first, second, third] = await Promise.all([a.next(), b.next(), filtered.next()]);
+    expect(first.value).toBe(second.value);
+    expect(first.value.notificationIds).toHaveLength(500);
+    // Another filter reads other counts: an event of its own, sharing nothing it should not.
+    expect(third.value).not.toBe(first.value);
+    expect(third.value.notificationIds).toEqual(first.value.notificationIds);
+    for (const lease of leases) lease.release();
+    expect(await a.next()).toEqual({ done: true, value: undefined });
+  });
+});
+
 describe('notificationEvents on /graphql', () => {
   it('streams GraphQL results over SSE', async () => {
     const user = await service.provision();
@@ -379,5 +408,155 @@ describe('an instance of its own', () => {
     } finally {
       await small.close().catch(() => undefined);
     }
+  });
+});
+
+describe('streams bounded per tenant and per client', () => {
+  let bounded: TestService;
+  const IDLE_MS = 1500;
+  const logLines: Array<{ level: number; msg?: string; err?: unknown }> = [];
+  beforeAll(async () => {
+    bounded = await startService(
+      { STREAM_MAX_PER_USER: '3', STREAM_MAX_PER_ORGANIZATION: '4', STREAM_IDLE_TIMEOUT_MS: String(IDLE_MS), LOG_LEVEL: 'info' },
+      { logDestination: { write: (line: string) => void logLines.push(JSON.parse(line)) } },
+    );
+  });
+  afterAll(async () => {
+    await bounded?.close();
+  });
+
+  const streamRequest = (user: Provisioned, route: 'gateway' | 'graphql', headers: Record<string, string> = {}) =>
+    route === 'gateway'
+      ? {
+          url: `${bounded.baseUrl}/api/v1/call`,
+          headers: { authorization: `Bearer ${user.key}`, accept: 'text/event-stream', ...headers },
+          body: { operationId: 'watchNotifications', variables: {} },
+        }
+      : {
+          url: `${bounded.baseUrl}/graphql`,
+          headers: { authorization: `Bearer ${user.key}`, accept: 'text/event-stream', ...headers },
+          body: { query: SUBSCRIPTION },
+        };
+  const openOn = async (user: Provisioned, route: 'gateway' | 'graphql' = 'gateway') => {
+    const { url, ...init } = streamRequest(user, route);
+    const stream = await openStream(url, init);
+    open.push(stream);
+    return stream;
+  };
+  const newKey = async (user: Provisioned) => {
+    const created = await bounded.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ, WRITE]) { id secret } }`, {
+      u: user.userId,
+    });
+    return { ...user, keyId: created.body.data.createApiKey.id, key: created.body.data.createApiKey.secret } as Provisioned;
+  };
+
+  it('allows STREAM_MAX_PER_USER streams per user whatever its keys, then 429 concurrency_limit with Retry-After, on both routes', async () => {
+    const user = await bounded.provision();
+    const keys = [user, await newKey(user), await newKey(user)];
+    const streams = [await openOn(keys[0]), await openOn(keys[1]), await openOn(keys[2], 'graphql')];
+    expect(streams.map((s) => s.status)).toEqual([200, 200, 200]);
+    const fourth = await openOn(await newKey(user));
+    expect(fourth.status).toBe(429);
+    expect(fourth.body.error.code).toBe('concurrency_limit');
+    expect(fourth.body.error.message).toMatch(/per user/);
+    expect(fourth.headers['retry-after']).toBe('1');
+    const viaGraphql = await openOn(keys[0], 'graphql');
+    expect(viaGraphql.status).toBe(429);
+    expect(viaGraphql.headers['retry-after']).toBe('1');
+    streams[0].close();
+    await expectEventually(async () => {
+      const again = await openOn(keys[1]);
+      again.close();
+      return again.status === 200;
+    });
+    for (const s of streams) s.close();
+  });
+
+  it('allows STREAM_MAX_PER_ORGANIZATION streams per organization whatever its users; other organizations are not affected', async () => {
+    const first = await bounded.provision();
+    const colleagues = [first, ...(await Promise.all([1, 2, 3].map(() => bounded.provision({ organizationId: first.organizationId }))))];
+    const streams = await Promise.all(colleagues.map((user) => openOn(user)));
+    expect(streams.map((s) => s.status)).toEqual([200, 200, 200, 200]);
+    const fifth = await openOn(await bounded.provision({ organizationId: first.organizationId }), 'graphql');
+    expect(fifth.status).toBe(429);
+    expect(fifth.body.errors[0].extensions.code).toBe('RATE_LIMITED');
+    expect(fifth.headers['retry-after']).toBe('1');
+    const stranger = await openOn(await bounded.provision());
+    expect(stranger.status).toBe(200);
+    for (const s of [...streams, stranger]) s.close();
+  });
+
+  /** A stream whose client reads nothing, written to until its connection holds bytes the client has not taken. */
+  async function stalledStream(user: Provisioned, route: 'gateway' | 'graphql') {
+    const tag = randomUUID();
+    const server = bounded.app.http.server;
+    let onRequest!: (request: IncomingMessage, response: ServerResponse) => void;
+    const response = new Promise<ServerResponse>((resolve) => {
+      onRequest = (request, res) => request.headers['x-test-stream'] === tag && resolve(res);
+      server.on('request', onRequest);
+    });
+    const { url, ...init } = streamRequest(user, route, { 'x-test-stream': tag });
+    const client = await openStalledStream(url, init);
+    expect(client.status).toBe(200);
+    const res = await response;
+    server.off('request', onRequest);
+    const closed = new Promise<number>((resolve) => res.once('close', () => resolve(performance.now())));
+    // Events of 500 ids (about 20 KB each), until the kernel's buffers are full and bytes wait here.
+    const ids = Array.from({ length: 500 }, () => randomUUID());
+    for (let i = 0; res.writableLength === 0 && !res.closed; i++) {
+      if (i > 2000) throw new Error('the connection never filled');
+      await bounded.app.services.notificationEvents.updated(user.userId, ids);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    return { client, res, closed, stalledAt: performance.now() };
+  }
+
+  for (const route of ['gateway', 'graphql'] as const) {
+    it(`disconnects a ${route} client that reads nothing for STREAM_IDLE_TIMEOUT_MS, and frees its slot`, async () => {
+      const user = await bounded.provision();
+      const before = bounded.app.services.streams.size;
+      const { client, closed, stalledAt } = await stalledStream(user, route);
+      const elapsed = (await closed) - stalledAt;
+      expect(elapsed).toBeGreaterThan(IDLE_MS - 500);
+      expect(elapsed).toBeLessThan(IDLE_MS + 1500);
+      client.resume();
+      await client.closed;
+      expect(bounded.app.services.streams.size).toBe(before);
+    });
+  }
+
+  it("ends a stalled stream within 5 s of its key's revocation", async () => {
+    const user = await bounded.provision();
+    const { client, closed } = await stalledStream(user, 'gateway');
+    const revoked = performance.now();
+    await bounded.graphql(`mutation($id: ID!) { revokeApiKey(id: $id) }`, { id: user.keyId });
+    expect((await closed) - revoked).toBeLessThan(5000);
+    client.socket.destroy();
+  });
+
+  it('disconnects a client at once when more than 256 KiB of events wait for it', async () => {
+    const user = await bounded.provision();
+    const { client, res, closed } = await stalledStream(user, 'gateway');
+    const ids = Array.from({ length: 500 }, () => randomUUID());
+    const started = performance.now();
+    // About 20 KB each: past 256 KiB after 13 of them, well before the idle timeout.
+    for (let i = 0; i < 20 && !res.closed; i++) await bounded.app.services.notificationEvents.updated(user.userId, ids);
+    expect((await closed) - started).toBeLessThan(IDLE_MS - 200);
+    client.socket.destroy();
+  });
+
+  // Last: the lines of every test above count too (clients disconnected, streams revoked).
+  it('logs nothing at warn or above, and no stack, when clients close their streams or are disconnected, on both routes', async () => {
+    const user = await bounded.provision();
+    const [gateway, graphql] = [await openOn(user), await openOn(user, 'graphql')];
+    // One closes while idle, the other right after an event.
+    gateway.close();
+    await publish(bounded, user.userId, [{ title: 'last' }]);
+    await graphql.next(() => true, 2000);
+    graphql.close();
+    await expectEventually(async () => bounded.app.services.streams.size === 0);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(logLines.filter((line) => line.level >= 40)).toEqual([]);
+    expect(logLines.filter((line) => line.err !== undefined && (line.err as { stack?: string }).stack)).toEqual([]);
   });
 });

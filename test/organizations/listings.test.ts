@@ -14,7 +14,9 @@ const ORGANIZATIONS = `query($first: Int, $after: String) { organizations(first:
 const USERS = `query($org: ID!, $first: Int, $after: String) {
   users(organizationId: $org, first: $first, after: $after) { nodes { id organizationId email role } nextCursor }
 }`;
-const API_KEYS = `query($u: ID!) { apiKeys(userId: $u) { id hint scopes createdAt createdBy revokedAt } }`;
+const API_KEYS = `query($u: ID!, $first: Int, $after: String) {
+  apiKeys(userId: $u, first: $first, after: $after) { nodes { id hint scopes createdAt createdBy revokedAt } nextCursor }
+}`;
 
 const codeOf = (result: { body: any }) => result.body.errors?.[0]?.extensions?.code;
 
@@ -201,16 +203,20 @@ describe('users', () => {
 describe('page arguments', () => {
   it('refuses first outside 1..200 with BAD_USER_INPUT naming first', async () => {
     const organizationId = await createOrganization();
+    const userId = await createUser(organizationId);
     for (const first of [0, -1, 201]) {
       for (const result of [
         await service.graphql(ORGANIZATIONS, { first }),
         await service.graphql(USERS, { org: organizationId, first }),
+        await service.graphql(API_KEYS, { u: userId, first }),
       ]) {
         expect(codeOf(result)).toBe('BAD_USER_INPUT');
         expect(result.body.errors[0].extensions.details).toEqual([{ path: 'first', message: 'must be between 1 and 200' }]);
       }
     }
     expect(codeOf(await service.graphql(ORGANIZATIONS, { first: 200 }))).toBeUndefined();
+    expect(codeOf(await service.graphql(API_KEYS, { u: userId, first: 200 }))).toBeUndefined();
+    expect(codeOf(await service.graphql(API_KEYS, { u: userId, first: 1 }))).toBeUndefined();
   });
 
   it("refuses a malformed cursor and another listing's cursor with BAD_USER_INPUT", async () => {
@@ -229,12 +235,25 @@ describe('page arguments', () => {
     });
     const feed = await service.graphql(`{ notifications(limit: 1) { nextCursor } }`, {}, feedUser.key);
     const feedCursor = feed.body.data?.notifications?.nextCursor;
+    // Key listings of two users, each with two keys.
+    const otherUser = await service.provision({ organizationId: feedUser.organizationId });
+    for (const user of [feedUser, otherUser])
+      await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { id } }`, { u: user.userId });
+    const keysOf = async (userId: string) => (await service.graphql(API_KEYS, { u: userId, first: 1 })).body.data.apiKeys.nextCursor;
+    const keysCursor = await keysOf(feedUser.userId);
+    const otherKeysCursor = await keysOf(otherUser.userId);
+    expect(keysCursor).toEqual(expect.any(String));
 
     const garbage = ['x', 'bm90IGpzb24', Buffer.from(JSON.stringify([1, 'nope', 'tag'])).toString('base64url')];
     const refused = [
       ...[...garbage, usersOfA, feedCursor].filter(Boolean).map((after) => service.graphql(ORGANIZATIONS, { after })),
       ...[...garbage, orgCursor, feedCursor].filter(Boolean).map((after) => service.graphql(USERS, { org: a, after })),
       service.graphql(USERS, { org: b, after: usersOfA }),
+      ...[keysCursor, otherKeysCursor].map((after) => service.graphql(ORGANIZATIONS, { after })),
+      service.graphql(USERS, { org: a, after: keysCursor }),
+      ...[...garbage, orgCursor, usersOfA, feedCursor, otherKeysCursor]
+        .filter(Boolean)
+        .map((after) => service.graphql(API_KEYS, { u: feedUser.userId, after })),
     ];
     for (const result of await Promise.all(refused)) {
       expect(codeOf(result)).toBe('BAD_USER_INPUT');
@@ -243,6 +262,8 @@ describe('page arguments', () => {
     // Its own listing accepts it.
     expect(codeOf(await service.graphql(USERS, { org: a, after: usersOfA }))).toBeUndefined();
     expect(codeOf(await service.graphql(ORGANIZATIONS, { after: orgCursor }))).toBeUndefined();
+    const rest = await service.graphql(API_KEYS, { u: feedUser.userId, after: keysCursor });
+    expect(rest.body.data.apiKeys.nodes).toHaveLength(1);
   });
 });
 
@@ -265,7 +286,7 @@ describe('apiKeys', () => {
 
   it("lists a user's keys newest first, revoked ones included, with hints and never a secret", async () => {
     const result = await service.graphql(API_KEYS, { u: owner.userId });
-    const keys = result.body.data.apiKeys;
+    const keys = result.body.data.apiKeys.nodes;
     const rows = await service.sql<{ id: string }>(`select id from api_keys where user_id = ? order by created_at desc, id desc`, [
       owner.userId,
     ]);
@@ -293,7 +314,7 @@ describe('apiKeys', () => {
       'scopes',
     ]);
     for (const field of ['secret', 'keyHash']) {
-      const result = await service.graphql(`query($u: ID!) { apiKeys(userId: $u) { id ${field} } }`, { u: owner.userId });
+      const result = await service.graphql(`query($u: ID!) { apiKeys(userId: $u) { nodes { id ${field} } } }`, { u: owner.userId });
       expect(result.body.data).toBeUndefined();
       expect(result.body.errors[0].message).toContain(field);
     }
@@ -303,19 +324,52 @@ describe('apiKeys', () => {
     const member = await service.provision({ organizationId: owner.organizationId, role: 'MEMBER', scopes: ['WRITE'] });
     const admin = await service.provision({ organizationId: owner.organizationId, role: 'ADMIN', scopes: ['ADMIN'] });
     const otherAdmin = await service.provision({ role: 'ADMIN', scopes: ['READ', 'ADMIN'] });
-    const count = (await service.graphql(API_KEYS, { u: owner.userId })).body.data.apiKeys.length;
+    const count = (await service.graphql(API_KEYS, { u: owner.userId })).body.data.apiKeys.nodes.length;
 
     for (const key of [owner.key, issued[0].secret, admin.key]) {
       const result = await service.graphql(API_KEYS, { u: owner.userId.toUpperCase() }, key);
-      expect(result.body.data?.apiKeys).toHaveLength(count);
+      expect(result.body.data?.apiKeys.nodes).toHaveLength(count);
     }
-    expect((await service.graphql(API_KEYS, { u: member.userId }, member.key)).body.data.apiKeys).toHaveLength(1);
+    expect((await service.graphql(API_KEYS, { u: member.userId }, member.key)).body.data.apiKeys.nodes).toHaveLength(1);
 
     for (const key of [member.key, otherAdmin.key, await skipTraceKey(owner.organizationId)])
       expect(codeOf(await service.graphql(API_KEYS, { u: owner.userId }, key))).toBe('FORBIDDEN');
     expect(codeOf(await service.graphql(API_KEYS, { u: randomUUID() }, otherAdmin.key))).toBe('FORBIDDEN');
     const anonymous = await service.graphql(API_KEYS, { u: owner.userId }, 'not-a-key');
     expect(codeOf(anonymous)).toBe('UNAUTHENTICATED');
+  });
+
+  it("pages through a user's keys once, newest first, while keys are issued and revoked; 50 by default", async () => {
+    const user = await service.provision();
+    // Revoked keys sharing one created_at (they don't count against the user's active keys), so a
+    // page boundary falls inside a tie and only the id orders them.
+    const tie = new Date(Date.now() - 60_000);
+    for (let i = 0; i < 60; i++)
+      await service.sql(
+        `insert into api_keys (id, user_id, key_hash, hint, scopes, created_by, created_at, revoked_at) values (?, ?, ?, ?, '{READ}', 'platform', ?, ?)`,
+        [randomUUID(), user.userId, randomUUID(), `gk_tie${i}`, tie, tie],
+      );
+    const snapshot = (
+      await service.sql<{ id: string }>(`select id from api_keys where user_id = ? order by created_at desc, id desc`, [user.userId])
+    ).map((row) => row.id);
+    expect(snapshot).toHaveLength(61);
+
+    const byDefault = await service.graphql(API_KEYS, { u: user.userId });
+    expect(byDefault.body.data.apiKeys.nodes.map((key: { id: string }) => key.id)).toEqual(snapshot.slice(0, 50));
+    expect(byDefault.body.data.apiKeys.nextCursor).toEqual(expect.any(String));
+
+    const issueAndRevoke = async () => {
+      const issued = await service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { id } }`, { u: user.userId });
+      await service.graphql(`mutation($id: ID!) { revokeApiKey(id: $id) }`, { id: issued.body.data.createApiKey.id });
+    };
+    const { ids, pages } = await walkWhileInserting(async (after) => {
+      const result = await service.graphql(API_KEYS, { u: user.userId, first: 7, after });
+      expect(result.body.errors).toBeUndefined();
+      expect(result.body.data.apiKeys.nodes.length).toBeLessThanOrEqual(7);
+      return result.body.data.apiKeys;
+    }, issueAndRevoke);
+    expect(pages).toBeGreaterThanOrEqual(Math.ceil(snapshot.length / 7));
+    expectEveryRowOnce(ids, snapshot);
   });
 
   it('answers NOT_FOUND to the platform for an unknown user', async () => {

@@ -136,6 +136,8 @@ describe('GET /openapi.json', () => {
     const codesOf = (response: Schema) => response.content['application/json'].schema.allOf[1].properties.error.properties.code.enum;
     expect(codesOf(skipTrace['429']).sort()).toEqual(['concurrency_limit', 'rate_limited']);
     expect(skipTrace['429'].headers['Retry-After']).toBeDefined();
+    // The gateway's streams have limits too.
+    expect(codesOf(document.paths['/api/v1/call'].post.responses['429']).sort()).toEqual(['concurrency_limit', 'rate_limited']);
     expect(codesOf(skipTrace['409'])).toEqual(['idempotency_key_in_use']);
     expect(codesOf(skipTrace['422'])).toContain('idempotency_key_reused');
     // The billing headers and the idempotency header come from the route's declaration.

@@ -1,4 +1,5 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect, type Socket } from 'node:net';
 
 /**
  * A small Server-Sent Events client over node:http, for tests: it sees what is on the wire
@@ -124,5 +125,50 @@ export function openStream(
       });
     });
     req.end(body);
+  });
+}
+
+/**
+ * A stream client that stops reading once the response's head has arrived (node:net, its socket
+ * paused: the kernel's buffers fill and the server's writes back up), as a client that hangs or
+ * a reader that never reads would. `closed` resolves when the server has closed the connection
+ * (seen once the client reads again: `resume`).
+ */
+export interface StalledStream {
+  status: number;
+  socket: Socket;
+  /** Reads again, so the end of the connection (if the server closed it) is seen. */
+  resume(): void;
+  closed: Promise<void>;
+}
+
+export function openStalledStream(url: string, options: { headers: Record<string, string>; body: unknown }): Promise<StalledStream> {
+  const { hostname, port, pathname } = new URL(url);
+  const body = JSON.stringify(options.body);
+  const headers = {
+    host: `${hostname}:${port}`,
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+    ...options.headers,
+  };
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    const closed = new Promise<void>((done) => socket.once('close', () => done()));
+    let head = '';
+    const onData = (chunk: Buffer) => {
+      head += chunk.toString('latin1');
+      if (!head.includes('\r\n\r\n')) return;
+      socket.off('data', onData);
+      socket.pause();
+      resolve({ status: Number(head.split(' ')[1]), socket, closed, resume: () => void socket.resume().on('data', () => undefined) });
+    };
+    socket.on('data', onData);
+    socket.once('error', reject);
+    socket.on('error', () => undefined);
+    socket.write(
+      `POST ${pathname} HTTP/1.1\r\n${Object.entries(headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('')}\r\n${body}`,
+    );
   });
 }

@@ -4,6 +4,7 @@ import { graphqlDocument } from '../client.js';
 import { action, type CommandContext, type RunState } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import type { CliIo } from '../output.js';
+import { addPageOptions, listPages, type Page } from './pages.js';
 
 const SCOPES = ['READ', 'WRITE', 'ADMIN'] as const;
 type Scope = (typeof SCOPES)[number];
@@ -32,8 +33,8 @@ export const ISSUED_KEY_FIELDS = 'id secret hint scopes createdAt createdBy';
 const CREATE = graphqlDocument<{ createApiKey: IssuedKey }, { userId: string; scopes: Scope[] }>(
   `mutation ($userId: ID!, $scopes: [Scope!]!) { createApiKey(userId: $userId, scopes: $scopes) { ${ISSUED_KEY_FIELDS} } }`,
 );
-const LIST = graphqlDocument<{ apiKeys: ApiKey[] }, { userId: string }>(
-  `query ($userId: ID!) { apiKeys(userId: $userId) { id hint scopes createdAt createdBy revokedAt } }`,
+const LIST = graphqlDocument<{ apiKeys: Page<ApiKey> }, { userId: string; first: number; after: string | null }>(
+  `query ($userId: ID!, $first: Int!, $after: String) { apiKeys(userId: $userId, first: $first, after: $after) { nodes { id hint scopes createdAt createdBy revokedAt } nextCursor } }`,
 );
 const REVOKE = graphqlDocument<{ revokeApiKey: boolean }, { id: string }>(`mutation ($id: ID!) { revokeApiKey(id: $id) }`);
 
@@ -67,16 +68,21 @@ export function keyCommands(program: Command, io: CliIo, state: RunState): void 
       }),
     );
 
-  key
-    .command('list')
-    .description('list a user’s keys, newest first, revoked ones included (hints only, never a secret)')
-    .requiredOption('--user <user-id>')
-    .action(
-      action(io, state, async (ctx, _args, options) => {
-        const { apiKeys } = await ctx.client().request(LIST, { userId: options.user as string });
-        ctx.out.table(apiKeys, ['id', 'hint', 'scopes', 'createdAt', 'createdBy', 'revokedAt']);
-      }),
-    );
+  addPageOptions(
+    key
+      .command('list')
+      .description('list a user’s keys, newest first, revoked ones included (hints only, never a secret)')
+      .requiredOption('--user <user-id>'),
+  ).action(
+    action(io, state, (ctx, _args, options) =>
+      listPages(
+        ctx,
+        options,
+        async (first, after) => (await ctx.client().request(LIST, { userId: options.user as string, first, after })).apiKeys,
+        ['id', 'hint', 'scopes', 'createdAt', 'createdBy', 'revokedAt'],
+      ),
+    ),
+  );
 
   key
     .command('revoke')

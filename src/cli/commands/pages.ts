@@ -1,4 +1,4 @@
-/** Keyset listings (`organizations`, `users`): one page, or every page with --all. */
+/** Keyset listings (`organizations`, `users`, `apiKeys`): one page, or every page with --all. */
 import { Option, type Command } from 'commander';
 import { integerIn, type CommandContext } from '../context.js';
 

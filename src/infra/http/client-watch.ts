@@ -12,6 +12,14 @@ export interface ClientWatch {
   onUndelivered(callback: () => void): void;
   /** Runs the callback once the response is over, delivered or not (at once if it already is). */
   onDone(callback: () => void): void;
+  /**
+   * How long bytes written to the response have waited in this process without the client taking
+   * any (0 while nothing waits): a long-lived response's measure of a client that stopped reading.
+   * Measured between calls, so call it periodically.
+   */
+  stalledMs(): number;
+  /** Closes the connection at once (a client that stopped reading, or held a stream too long). */
+  disconnect(): void;
 }
 
 export function watchClient(request: IncomingMessage, response: ServerResponse): ClientWatch {
@@ -40,8 +48,24 @@ export function watchClient(request: IncomingMessage, response: ServerResponse):
   // fires no further 'close' event.
   if (response.closed) onClose();
   else response.once('close', onClose);
+  // Bytes the kernel accepted: what was written, less what still waits in the socket's buffers.
+  const taken = () => socket.bytesWritten - socket.writableLength;
+  let lastTaken = 0;
+  let progressAt = performance.now();
   return {
     signal: controller.signal,
+    stalledMs() {
+      const now = performance.now();
+      const sent = taken();
+      if (response.writableLength === 0 || sent !== lastTaken) {
+        lastTaken = sent;
+        progressAt = now;
+      }
+      return now - progressAt;
+    },
+    disconnect() {
+      socket.destroy();
+    },
     onUndelivered(callback) {
       if (controller.signal.aborted) callback();
       else if (!response.writableFinished) pending.push(callback);

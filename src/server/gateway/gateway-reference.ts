@@ -90,7 +90,8 @@ export function gatewayReference(registry: OperationRegistry): RouteReference {
         },
       },
     }),
-    errors: ['unknown_operation', 'insufficient_scope'],
+    // A stream past the stream limits (per key, user, organization, instance) is refused with 429.
+    errors: ['unknown_operation', 'insufficient_scope', ...(streams.length ? (['concurrency_limit'] as const) : [])],
     examples: Object.fromEntries(
       operations.map((op) => [
         op.operationId,

@@ -3,6 +3,7 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { AppError } from '../../common/errors.js';
 import { acceptsEventStream, EVENT_STREAM_HEADERS, eventStream } from '../streams/event-stream.js';
+import { sharedSubscribe } from '../streams/shared-subscribe.js';
 import { graphqlRefusal, maskError, refusalOf, type GraphqlRefusal } from './graphql-errors.js';
 
 const errorJson = (error: GraphQLError) => ({
@@ -20,10 +21,13 @@ const errorJson = (error: GraphQLError) => ({
  */
 export function useEventStreams(log: Logger): Plugin {
   const subscriptions = new WeakSet<Request>();
+  // The events of a subscription that several streams read alike, encoded once for them all.
+  const encoded = new WeakMap<object, Uint8Array>();
   return {
-    onSubscribe({ args }) {
+    onSubscribe({ args, setSubscribeFn }) {
       const request = (args.contextValue as { request?: Request }).request;
       if (request) subscriptions.add(request);
+      setSubscribeFn(sharedSubscribe);
     },
     onResultProcess({ request, result, setResultProcessor }) {
       if (!subscriptions.has(request)) return;
@@ -47,6 +51,7 @@ export function useEventStreams(log: Logger): Plugin {
           (_result, fetchAPI) =>
             new fetchAPI.Response(
               eventStream(events, {
+                encoded,
                 next: (value) => ({ data: value.data ?? null, ...(value.errors?.length && { errors: value.errors.map(errorJson) }) }),
                 error: (error) => ({ errors: [errorJson(maskError(error, log))] }),
               }),

@@ -1,8 +1,9 @@
-import { subscribe, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { AppError } from '../../common/errors.js';
 import { createContext, type RequestContext, type Services } from '../../graphql/context.js';
 import { maskError } from '../graphql/graphql-errors.js';
+import { sharedSubscribe } from '../streams/shared-subscribe.js';
 
 /** The operation's data, or its first error as an AppError (masked when unexpected). */
 export type OperationResult = { data: Record<string, unknown> | null; error: AppError | null };
@@ -52,10 +53,13 @@ export type OperationSubscriber = (
   request: RequestContext,
 ) => Promise<SubscriptionResult>;
 
-/** Subscriptions run on graphql-js (opened once per stream, so nothing is gained by compiling them). */
+/**
+ * Subscriptions run on graphql-js (opened once per stream, so nothing is gained by compiling them),
+ * each event executed once for all the streams that read it alike (shared-subscribe.ts).
+ */
 export function createOperationSubscriber(schema: GraphQLSchema, services: Services): OperationSubscriber {
   return async (document, variableValues, request) => {
-    const result = await subscribe({ schema, document, contextValue: createContext(request, services), variableValues });
+    const result = await sharedSubscribe({ schema, document, contextValue: createContext(request, services), variableValues });
     if (Symbol.asyncIterator in result) return { events: result[Symbol.asyncIterator](), error: null };
     const error = result.errors?.[0];
     return { events: null, error: AppError.from(error ? maskError(error, services.log) : new Error('The subscription did not open.')) };

@@ -180,7 +180,11 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
   reference?: RouteReference;
   /** How a subscription is answered (Server-Sent Events); a route without it runs none. */
   stream?: RestStream;
-  /** Told of every request the route refused before its operation ran (e.g. for an audit). */
+  /**
+   * Told of every request the route refused after its rate window admitted it and before its
+   * operation ran (e.g. for an audit). A request the window refused is never told: it writes
+   * nothing, so a flood past the window costs no database write (the window's metric counts it).
+   */
   onRefused?: (services: Services, refusal: { caller: C; kind: string; startedAt: number }) => Promise<void>;
 }
 
@@ -207,6 +211,10 @@ function startPreload(sql: Sql, keyHash: string, call: OperationCall): KeyPreloa
     return null;
   }
 }
+
+/** A refusal the route's `onRefused` is told of: any but the rate window's (and none for an answered request). */
+const isRefusalAfterWindow = (errorCode: string | undefined): errorCode is string =>
+  errorCode !== undefined && errorCode !== 'rate_limited';
 
 /** Registers a declared REST route, and 405 for its other methods. */
 export function registerRestRoute<C extends Caller, V>(
@@ -235,7 +243,7 @@ export function registerRestRoute<C extends Caller, V>(
       // Before the answer leaves: a caller that has its refusal can already find it recorded.
       onSend: async (request: FastifyRequest, _reply: unknown, payload: unknown) => {
         const caller = request.principal;
-        if (caller && route.credential.accepts(caller) && !request.restExecuting && request.errorCode) {
+        if (caller && route.credential.accepts(caller) && !request.restExecuting && isRefusalAfterWindow(request.errorCode)) {
           await onRefused(services, { caller, kind: request.errorCode, startedAt: request.restStartedAt ?? performance.now() }).catch(
             (error) => request.log.error({ err: error }, `could not record a refusal of ${route.path}`),
           );

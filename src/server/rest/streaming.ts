@@ -20,6 +20,9 @@ export function requireEventStream(request: FastifyRequest, operationName: strin
     ]);
 }
 
+/** Each route's encoded events, shared by its streams (see EventStreamFormat's `encoded`). */
+const encodedByRoute = new WeakMap<RestStream, WeakMap<object, Uint8Array>>();
+
 /**
  * Opens the subscription and answers with its events. A refusal as it opens (the stream limits:
  * `429 concurrency_limit`) is thrown, so it is an ordinary REST error; once the stream runs, an
@@ -33,7 +36,10 @@ export async function sendStream(
   const { operation, variables, context, stream } = call;
   const { events, error } = await subscribe(operation.document, variables, context);
   if (error) throw error;
+  let encoded = encodedByRoute.get(stream);
+  if (!encoded) encodedByRoute.set(stream, (encoded = new WeakMap()));
   const body = eventStream(events, {
+    encoded,
     next: (result) => {
       const failure = result.errors?.[0];
       return failure

@@ -22,60 +22,67 @@ export interface EventStreamFormat<T> {
   next(value: T): unknown;
   /** The last `next` event's data when the source fails (it then completes). */
   error(error: unknown): unknown;
+  /**
+   * Encoded `next` events by value, for values shared between streams (the same object for the
+   * same data, e.g. shared-subscribe.ts's results): each is encoded once, and its bytes shared.
+   * One per way of formatting (per route).
+   */
+  encoded?: WeakMap<object, Uint8Array>;
 }
 
-/**
- * Keep-alive ticks a written chunk may wait unread before the client counts as stalled and the
- * stream is ended (its connection destroyed): a client that stops reading is not held open forever.
- */
-export const STALLED_TICKS_MAX = 2;
+const encoder = new TextEncoder();
+const COMMENT = encoder.encode(':\n\n');
+const COMPLETE = encoder.encode('event: complete\ndata:\n\n');
+const nextEvent = (data: unknown) => encoder.encode(`event: next\ndata: ${JSON.stringify(data)}\n\n`);
+
+function encodeNext<T>(format: EventStreamFormat<T>, value: T): Uint8Array {
+  if (!format.encoded || typeof value !== 'object' || value === null) return nextEvent(format.next(value));
+  let chunk = format.encoded.get(value);
+  if (!chunk) format.encoded.set(value, (chunk = nextEvent(format.next(value))));
+  return chunk;
+}
 
 /**
  * The source as an SSE body. It is pulled only as fast as the client reads (the host writes the
  * next chunk when the socket drains), so a slow client holds at most what its source buffers; a
- * client that goes away cancels the body, which returns the source (releasing what it holds); a
- * client whose socket stays full for STALLED_TICKS_MAX keep-alive ticks is cut off.
+ * client that goes away cancels the body, which returns the source (releasing what it holds).
+ * A client that stops reading is disconnected by the stream registry (infra/streams.ts), which
+ * watches the connection itself: the host waiting for the socket to drain would never notice.
  */
 export function eventStream<T>(
   source: AsyncIterator<T>,
   format: EventStreamFormat<T>,
   keepAliveMs = KEEP_ALIVE_MS,
 ): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
   let keepAlive: NodeJS.Timeout | undefined;
-  let stalledTicks = 0;
-  const event = (data: unknown) => encoder.encode(`event: next\ndata: ${JSON.stringify(data)}\n\n`);
-  const complete = encoder.encode('event: complete\ndata:\n\n');
+  let cancelled = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.enqueue(encoder.encode(':\n\n'));
+      controller.enqueue(COMMENT);
       keepAlive = setInterval(() => {
         if (controller.desiredSize === null) return clearInterval(keepAlive);
         // Only into an empty queue: a client that is not reading gets no pile of comments.
-        if (controller.desiredSize > 0) {
-          stalledTicks = 0;
-          return controller.enqueue(encoder.encode(':\n\n'));
-        }
-        if (++stalledTicks < STALLED_TICKS_MAX) return;
-        clearInterval(keepAlive);
-        // The host destroys the response of a body that errors.
-        controller.error(new Error('The client stopped reading the stream.'));
-        void source.return?.();
+        if (controller.desiredSize > 0) controller.enqueue(COMMENT);
       }, keepAliveMs);
     },
     async pull(controller) {
+      let last: Uint8Array | undefined;
       try {
         const result = await source.next();
-        if (!result.done) return controller.enqueue(event(format.next(result.value)));
-        controller.enqueue(complete);
+        if (cancelled) return;
+        if (!result.done) return controller.enqueue(encodeNext(format, result.value));
       } catch (error) {
-        controller.enqueue(event(format.error(error)));
-        controller.enqueue(complete);
+        if (cancelled) return;
+        last = nextEvent(format.error(error));
       }
       clearInterval(keepAlive);
+      if (last) controller.enqueue(last);
+      controller.enqueue(COMPLETE);
       controller.close();
     },
     async cancel() {
+      // The client left while a pull waited for the source: that pull must not write any more.
+      cancelled = true;
       clearInterval(keepAlive);
       await source.return?.();
     },

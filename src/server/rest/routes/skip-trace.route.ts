@@ -79,7 +79,8 @@ export function skipTraceRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
       response: withoutProperties(operation.result, BILLING_FIELDS),
       errors: ['feature_unavailable', 'insufficient_credits', 'timeout'],
     },
-    // The mutation audits every call it runs; refusals before it (rate, concurrency, body) are audited here.
+    // The mutation audits every call it runs; refusals before it (concurrency, body) are audited here.
+    // The rate window's are not: a request it refused writes nothing (rest-route.ts).
     onRefused: (services, { caller, kind, startedAt }) => {
       services.skipTraceMetrics.outcomes.inc({ outcome: kind });
       return recordAudit(services.sql, {
