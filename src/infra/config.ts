@@ -56,6 +56,7 @@ const envSchema = z.object({
   ),
   SKIPTRACE_PROVIDER_KEY: optionalString,
   STREAM_MAX_PER_KEY: int(5),
+  MARKS_MAX_IN_FLIGHT_PER_USER: int(4),
   STREAM_MAX_TOTAL: int(2000),
   SEED_DEMO: bool(true),
   TRUST_PROXY: bool(false),
@@ -81,6 +82,8 @@ export interface Config {
     skipTracePerMinute: number;
     skipTraceMaxInFlight: number;
     skipTraceTimeoutMs: number;
+    /** A user's marks waiting for their turn on this instance (behind the one running); the next is refused. */
+    marksMaxInFlightPerUser: number;
   };
   skipTrace: {
     cacheTtlDays: number;
@@ -128,6 +131,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       skipTracePerMinute: e.SKIPTRACE_RATE_LIMIT_PER_MIN,
       skipTraceMaxInFlight: e.SKIPTRACE_MAX_IN_FLIGHT,
       skipTraceTimeoutMs: e.SKIPTRACE_TIMEOUT_MS,
+      marksMaxInFlightPerUser: e.MARKS_MAX_IN_FLIGHT_PER_USER,
     },
     skipTrace: {
       cacheTtlDays: e.SKIPTRACE_CACHE_TTL_DAYS,
