@@ -90,7 +90,8 @@ export function gatewayReference(registry: OperationRegistry): RouteReference {
         },
       },
     }),
-    errors: ['unknown_operation', 'insufficient_scope'],
+    // concurrency_limit: a user's marks past the ones waiting on the instance (notifications/feed-writes.ts).
+    errors: ['unknown_operation', 'insufficient_scope', 'concurrency_limit'],
     examples: Object.fromEntries(
       operations.map((op) => [
         op.operationId,
