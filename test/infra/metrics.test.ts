@@ -112,6 +112,10 @@ describe('GET /metrics', () => {
     expect(result.text).toContain('# TYPE process_cpu_user_seconds_total counter');
     expect(result.text).toContain('# TYPE crm_http_request_duration_seconds histogram');
     if (usingRealBackends) expect(sample(result.text, 'crm_db_pool_connections', { state: 'total' })).toBeGreaterThan(0);
+    // Each kind of concurrency refusal is there from the start, and so is the count of marks waiting.
+    for (const kind of ['skip_trace_in_flight', 'marks_per_user'])
+      expect(result.text).toMatch(new RegExp(`^crm_concurrency_refusals_total\\{kind="${kind}"\\} \\d+$`, 'm'));
+    expect(result.text).toMatch(/^crm_feed_writes_waiting \d+$/m);
   });
 
   it('counts charged skip traces, their outcomes, requests by route, cache lookups and rate-limit refusals', async () => {
