@@ -12,8 +12,9 @@ declare module '../graphql/context.js' {
 }
 
 /**
- * The queue in which every write of a user's existing rows (a mark by id, a mark of everything,
- * and any later writer of them) waits for the user's earlier writes on this instance to finish.
+ * The queue in which every write of a user's existing rows (a mark by id, a mark of everything;
+ * an archive or a restore, when they come, the same way: `placeInQueue`, then `inTurn`) waits for
+ * the user's earlier writes on this instance to finish.
  * Those writes run one at a time per user anyway (the user's advisory lock in their statement),
  * but a statement waiting for that lock holds a pooled connection: a user sending many at once
  * would hold the whole pool while they wait, and every other user would wait for it. Here they
