@@ -48,6 +48,7 @@ const envSchema = z.object({
   SKIPTRACE_RATE_LIMIT_PER_MIN: int(1000),
   SKIPTRACE_MAX_IN_FLIGHT: int(10),
   SKIPTRACE_TIMEOUT_MS: int(30000),
+  MARKS_MAX_IN_FLIGHT_PER_USER: int(4),
   SKIPTRACE_CACHE_TTL_DAYS: int(90),
   SKIPTRACE_IDEMPOTENCY_SWEEP_INTERVAL_MS: int(60000),
   SKIPTRACE_IDEMPOTENCY_SWEEP_BATCH: int(1000),
@@ -90,6 +91,8 @@ export interface Config {
     skipTraceTimeoutMs: number;
     /** Active gateway keys one user may hold; issuing one more is refused. */
     maxKeysPerUser: number;
+    /** A user's marks waiting for their turn on this instance (behind the one running); the next is refused. */
+    marksMaxInFlightPerUser: number;
   };
   skipTrace: {
     cacheTtlDays: number;
@@ -144,6 +147,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       skipTraceMaxInFlight: e.SKIPTRACE_MAX_IN_FLIGHT,
       skipTraceTimeoutMs: e.SKIPTRACE_TIMEOUT_MS,
       maxKeysPerUser: e.MAX_KEYS_PER_USER,
+      marksMaxInFlightPerUser: e.MARKS_MAX_IN_FLIGHT_PER_USER,
     },
     skipTrace: {
       cacheTtlDays: e.SKIPTRACE_CACHE_TTL_DAYS,

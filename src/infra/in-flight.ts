@@ -1,3 +1,5 @@
+import { Counter, type Registry } from 'prom-client';
+
 /**
  * Counts in-flight work per key on this instance; the excess is refused at once rather than
  * queued. `tryAcquire` returns an idempotent release, or null when the key is at its limit.
@@ -23,3 +25,22 @@ export function createInFlightLimiter(max: number) {
 }
 
 export type InFlightLimiter = ReturnType<typeof createInFlightLimiter>;
+
+const REFUSALS = 'crm_concurrency_refusals_total';
+
+/**
+ * Counts one kind of in-flight limit's refusals (429 concurrency_limit) on the app's one counter
+ * of them, labelled by `kind` and at zero from the start; returns what to call on each refusal.
+ */
+export function concurrencyRefusals(registry: Registry, kind: string): () => void {
+  const counter =
+    (registry.getSingleMetric(REFUSALS) as Counter<'kind'> | undefined) ??
+    new Counter({
+      name: REFUSALS,
+      help: 'Requests refused by an in-flight limit (429 concurrency_limit), by kind of limit.',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    });
+  counter.inc({ kind }, 0);
+  return () => counter.inc({ kind });
+}

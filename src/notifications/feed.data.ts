@@ -325,6 +325,15 @@ export interface FeedMarkOutcome {
 }
 
 /**
+ * The database's snapshot now, as text: which transactions a statement starting now would see.
+ * A mark of everything that must wait its turn takes it as it arrives (`updateAllSeen`'s `asOf`).
+ */
+export async function currentSnapshot(sql: Sql): Promise<string> {
+  const rows = await sql.execute<{ snapshot: string }[]>('select pg_current_snapshot()::text as snapshot');
+  return rows[0].snapshot;
+}
+
+/**
  * Sets the seen state of every row of the user's (of one type, when `type` is set) that is not in
  * it yet, in one statement, hence one transaction, whatever the feed size.
  *
@@ -333,18 +342,27 @@ export interface FeedMarkOutcome {
  * user's lock or any row), and an UPDATE only ever updates rows its scan found — when one of those
  * was changed meanwhile by a committed mark it re-checks the newest version against the `where`
  * clause (`is_seen = not ?`), but it never adds rows the snapshot did not hold. So the set of rows
- * is fixed when the call begins, without comparing timestamps a backfill may set in the past.
+ * is fixed when the statement begins, without comparing timestamps a backfill may set in the past.
+ * A call that waited for its turn before the statement began passes `asOf`, the snapshot taken
+ * when it arrived: rows inserted by a transaction that snapshot does not see are skipped too.
  */
-export async function updateAllSeen(sql: Sql, userId: string, type: string | null, isSeen: boolean): Promise<FeedMarkOutcome> {
+export async function updateAllSeen(
+  sql: Sql,
+  userId: string,
+  mark: { type: string | null; isSeen: boolean; asOf: string | null },
+): Promise<FeedMarkOutcome> {
+  const { type, isSeen, asOf } = mark;
   const rows = await sql.execute<{ updated: number; ids: string[] | null }[]>(
     `with ${USER_WRITE_LOCK},
      updated as (
        update notifications set is_seen = ?, seen_at = ${isSeen ? 'now()' : 'null'} from serialized
-        where user_id = ? and is_seen = ?${type !== null ? ' and notification_type = ?' : ''}
+        where user_id = ? and is_seen = ?${type !== null ? ' and notification_type = ?' : ''}${
+          asOf !== null ? ' and (inserted_xid is null or pg_visible_in_snapshot(inserted_xid, ?::pg_snapshot))' : ''
+        }
         returning id)
      select (select count(*) from updated)::int as updated,
             (select array_agg(id::text) from (select id from updated limit ${CHANGED_IDS_LISTED_MAX + 1}) listed) as ids`,
-    [userId, isSeen, userId, !isSeen, ...(type !== null ? [type] : [])],
+    [userId, isSeen, userId, !isSeen, ...(type !== null ? [type] : []), ...(asOf !== null ? [asOf] : [])],
   );
   const updatedCount = Number(rows[0]?.updated ?? 0);
   const ids = rows[0]?.ids ?? [];

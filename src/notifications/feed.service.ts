@@ -2,6 +2,7 @@ import type { Em } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
 import { isUuid } from '../common/uuid.js';
 import { badInput } from '../common/errors.js';
+import { inTurn, placeInQueue, type FeedWriter } from './feed-writes.js';
 import { existingUserIds } from '../organizations/organizations.data.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { readKeysetCursor } from '../common/keyset-cursor.js';
@@ -11,6 +12,7 @@ import {
   counterRowsOfKey,
   counterTotals,
   countsOfRows,
+  currentSnapshot,
   feedOfKeyRows,
   feedRowsOfKey,
   insertNotifications,
@@ -143,7 +145,12 @@ async function totals(sql: Sql, userId: string, f: FeedConditions) {
  * Marks the caller's own rows; ids of other users, unknown and malformed ids are silently ignored.
  * Returns the ids of the rows whose state changed.
  */
-export async function markNotifications(sql: Sql, userId: string, notificationIds: readonly string[], isSeen: boolean): Promise<string[]> {
+export async function markNotifications(
+  sql: Sql,
+  writer: FeedWriter,
+  notificationIds: readonly string[],
+  isSeen: boolean,
+): Promise<string[]> {
   if (notificationIds.length > MARK_IDS_MAX) {
     throw badInput(`notificationIds may hold at most ${MARK_IDS_MAX} ids.`, [
       { path: 'notificationIds', message: `must hold at most ${MARK_IDS_MAX} ids` },
@@ -151,21 +158,28 @@ export async function markNotifications(sql: Sql, userId: string, notificationId
   }
   const ids = [...new Set(notificationIds.filter(isUuid).map((id) => id.toLowerCase()))].sort();
   if (ids.length === 0) return [];
-  return updateSeen(sql, userId, ids, isSeen);
+  return inTurn(writer, placeInQueue(writer), () => updateSeen(sql, writer.userId, ids, isSeen));
 }
 
 /**
  * Marks every row of the caller's matching the type filter (empty ≡ omitted; an unknown type
  * matches nothing) that existed when the call began; see `updateAllSeen` for why rows published
- * meanwhile are untouched.
+ * meanwhile are untouched. A call that has to wait for its turn takes the database's snapshot
+ * as it arrives, so rows published while it waits are untouched too.
  */
 export async function markAllNotifications(
   sql: Sql,
-  userId: string,
+  writer: FeedWriter,
   isSeen: boolean,
   notificationTypeFilter?: string | null,
 ): Promise<FeedMarkOutcome> {
-  return updateAllSeen(sql, userId, notificationTypeFilter || null, isSeen);
+  const place = placeInQueue(writer);
+  const asOf = place.waited ? currentSnapshot(sql) : Promise.resolve(null);
+  // Awaited only once the turn comes, which a caller that leaves never reaches.
+  asOf.catch(() => undefined);
+  return inTurn(writer, place, async () =>
+    updateAllSeen(sql, writer.userId, { type: notificationTypeFilter || null, isSeen, asOf: await asOf }),
+  );
 }
 
 export function availableNotificationTypes(em: Em): Promise<NotificationType[]> {

@@ -20,6 +20,8 @@ import {
   publishNotifications,
   type FeedPage,
 } from './feed.service.js';
+import type { FeedWriter } from './feed-writes.js';
+import type { UserContext } from '../graphql/context.js';
 import type { NotificationCountsByType, NotificationTypeCounts, NotificationView } from './feed.data.js';
 
 export const NotificationRef = builder.objectRef<NotificationView>('Notification').implement({
@@ -152,6 +154,9 @@ const PublishNotificationInput = builder.inputType('PublishNotificationInput', {
   }),
 });
 
+/** The caller as a writer of its own feed rows (its writes wait their turn per user: `FeedWrites`). */
+const writerOf = (ctx: UserContext): FeedWriter => ({ userId: ctx.principal.userId, client: ctx.client, writes: ctx.services.feedWrites });
+
 builder.mutationFields((t) => ({
   markNotificationsRead: t.withAuth({ WRITE: true }).field({
     type: MarkNotificationsReadResultRef,
@@ -161,7 +166,7 @@ builder.mutationFields((t) => ({
       isSeen: t.arg.boolean({ required: true }),
     },
     resolve: async (_root, args, ctx) => {
-      const changed = await markNotifications(ctx.db.sql, ctx.principal.userId, args.notificationIds.map(String), args.isSeen);
+      const changed = await markNotifications(ctx.db.sql, writerOf(ctx), args.notificationIds.map(String), args.isSeen);
       await ctx.services.notificationEvents.updated(ctx.principal.userId, changed);
       return { updatedCount: changed.length };
     },
@@ -179,7 +184,7 @@ builder.mutationFields((t) => ({
     resolve: async (_root, args, ctx) => {
       const { updatedCount, notificationIds } = await markAllNotifications(
         ctx.db.sql,
-        ctx.principal.userId,
+        writerOf(ctx),
         args.isSeen,
         args.notificationTypeFilter,
       );

@@ -28,6 +28,7 @@ import { createHttpProvider } from '../skip-trace/providers/http-provider.js';
 import type { SkipTraceProvider } from '../skip-trace/providers/provider.js';
 import { createRecordsProvider } from '../skip-trace/providers/records-provider.js';
 import { createSkipTraceAdmission } from '../skip-trace/admission.js';
+import { createFeedWrites } from '../notifications/feed-writes.js';
 import { createSkipTraceMetrics } from '../skip-trace/skip-trace.metrics.js';
 import { createMetricsRegistry, metricsReference, registerHttpMetrics, registerMetricsRoute, registerStreamMetrics } from './metrics.js';
 import { createLocalEventBus, createRedisEventBus } from '../infra/event-bus.js';
@@ -104,6 +105,7 @@ export async function buildApp(
       metrics: skipTraceMetrics,
     }),
     skipTraceAdmission: createSkipTraceAdmission(config.limits, metrics),
+    feedWrites: createFeedWrites(config.limits, metrics),
     skipTraceMetrics,
     streams,
     notificationEvents: createNotificationEvents({ sql: database.sql, bus: eventBus, log }),

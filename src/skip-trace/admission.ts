@@ -1,9 +1,8 @@
-import { Counter, type Registry } from 'prom-client';
-import { startAtZero } from '../infra/metric-series.js';
+import type { Registry } from 'prom-client';
 import { AppError } from '../common/errors.js';
 import type { Config } from '../infra/config.js';
 import type { ClientWatch } from '../infra/http/client-watch.js';
-import { createInFlightLimiter } from '../infra/in-flight.js';
+import { concurrencyRefusals, createInFlightLimiter } from '../infra/in-flight.js';
 
 declare module '../graphql/context.js' {
   interface Services {
@@ -33,16 +32,7 @@ export interface SkipTraceAdmission {
 
 export function createSkipTraceAdmission(config: Pick<Config['limits'], 'skipTraceMaxInFlight'>, registry: Registry): SkipTraceAdmission {
   const inFlight = createInFlightLimiter(config.skipTraceMaxInFlight);
-  // One limit today (`kind` names it), so one label value.
-  const refusals = startAtZero(
-    new Counter({
-      name: 'crm_concurrency_refusals_total',
-      help: 'Requests refused by an in-flight limit (429 concurrency_limit), by kind of limit.',
-      labelNames: ['kind'] as const,
-      registers: [registry],
-    }),
-    [{ kind: 'skip_trace_in_flight' }],
-  ).labels({ kind: 'skip_trace_in_flight' });
+  const refused = concurrencyRefusals(registry, 'skip_trace_in_flight');
   // Keyed by the request's client watch: an entry lives as long as its request.
   const held = new WeakMap<ClientWatch, SkipTraceTicket>();
   return {
@@ -51,7 +41,7 @@ export function createSkipTraceAdmission(config: Pick<Config['limits'], 'skipTra
       if (existing) return existing;
       const release = inFlight.tryAcquire(keyId);
       if (!release) {
-        refusals.inc();
+        refused();
         throw new AppError('concurrency_limit', `More than ${inFlight.max} traces in flight for this key; retry when one completes.`);
       }
       const ticket = { release };

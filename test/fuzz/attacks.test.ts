@@ -1,17 +1,19 @@
 /**
  * Property-based fuzzing of the shapes that found the hardening issue's attacks (fast-check, over
- * real HTTP): aliased introspection with fragment fan-out, many distinct documents, and skip trace
- * requests aborted or trickled at random moments, and many keys of one user issued and revoked at
- * once. Whatever comes in, nothing is a 5xx, the process keeps answering, no key stays locked out,
- * every charge belongs to a delivered 200, and no user holds more than its keys' limit.
+ * real HTTP): aliased introspection with fragment fan-out, many distinct documents, skip trace
+ * requests aborted or trickled at random moments, many keys of one user issued and revoked at
+ * once, and many marks of one user at once, some of their callers leaving. Whatever comes in,
+ * nothing is a 5xx, the process keeps answering, no key or user stays locked out, every charge
+ * belongs to a delivered 200, no user holds more than its keys' limit, and counts stay exact.
  *
  * `FUZZ_SCALE=10 npx vitest run test/fuzz` multiplies every run count.
  */
 import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, type Provisioned, type TestService } from '../support/harness.js';
+import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
@@ -57,6 +59,29 @@ const MAX_KEYS = 25;
 const API_KEYS_PAGE = `query($u: ID!, $first: Int, $after: String) { apiKeys(userId: $u, first: $first, after: $after) { nodes { id } nextCursor } }`;
 const issueKey = (userId: string) =>
   service.graphql(`mutation($u: ID!) { createApiKey(userId: $u, scopes: [READ]) { id } }`, { u: userId });
+/**
+ * A gateway call on a connection of its own that `signal` destroys (a caller leaving); null when
+ * it was destroyed before the answer came. (fetch keeps a connection it opened for an aborted
+ * call in its pool, which would hold the service's close.)
+ */
+function callOnItsOwnConnection(key: string, body: unknown, signal: AbortSignal) {
+  return new Promise<{ status: number; body: any } | null>((resolve) => {
+    const call = request(
+      { host: '127.0.0.1', port: new URL(service.baseUrl).port, path: '/api/v1/call', method: 'POST', agent: false, signal },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+        response.on('error', () => resolve(null));
+      },
+    );
+    call.setHeader('content-type', 'application/json');
+    call.setHeader('authorization', `Bearer ${key}`);
+    call.on('error', () => resolve(null));
+    call.end(JSON.stringify(body));
+  });
+}
 
 async function expectServing() {
   expect((await service.call(reader.key, { operationId: 'getNotificationCounts' })).status).toBe(200);
@@ -357,6 +382,68 @@ describe('attack shapes under fuzzing', () => {
       );
       console.info(`stream fuzz: by status ${JSON.stringify(statuses)}`);
       await expectServing();
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `marks of one user at once, callers leaving at random moments (${runs(15)} batches of 12): only 200 or 429 concurrency_limit, no place kept, exact counts`,
+    async () => {
+      const writer = await service.provision();
+      const ids = await publish(
+        service,
+        writer.userId,
+        Array.from({ length: 300 }, (_, i) => ({ notificationType: i % 2 ? 'deal_created' : 'task_overdue', title: `fuzz ${i}` })),
+      );
+      const mark = fc.oneof(
+        fc.record({
+          operationId: fc.constant('markNotificationsRead'),
+          variables: fc.record({ notificationIds: fc.subarray(ids, { maxLength: 200 }), isSeen: fc.boolean() }),
+        }),
+        fc.record({
+          operationId: fc.constant('markAllNotificationsRead'),
+          variables: fc.record({ isSeen: fc.boolean(), notificationTypeFilter: fc.constantFrom('', 'deal_created', 'task_overdue') }),
+        }),
+      );
+      // A caller that leaves after a few milliseconds (waiting, running or answered), or stays.
+      const plan = fc.record({ mark, leaveAfterMs: fc.option(fc.integer({ min: 0, max: 30 }), { nil: undefined }) });
+      await fc.assert(
+        fc.asyncProperty(fc.array(plan, { minLength: 12, maxLength: 12 }), async (plans) => {
+          const statuses = await Promise.all(
+            plans.map(async (p) => {
+              const abort = new AbortController();
+              if (p.leaveAfterMs !== undefined) setTimeout(() => abort.abort(), p.leaveAfterMs);
+              const answer = await callOnItsOwnConnection(writer.key, p.mark, abort.signal);
+              if (answer?.status === 429) expect(answer.body.error.code).toBe('concurrency_limit');
+              return answer?.status ?? 'left';
+            }),
+          );
+          expect(statuses.filter((status) => status !== 200 && status !== 429 && status !== 'left')).toEqual([]);
+          // No place kept by a caller that left: the user's next mark is accepted.
+          await expect
+            .poll(
+              async () =>
+                (
+                  await service.call(writer.key, {
+                    operationId: 'markNotificationsRead',
+                    variables: { notificationIds: [ids[0]], isSeen: true },
+                  })
+                ).status,
+              {
+                timeout: 5000,
+              },
+            )
+            .toBe(200);
+        }),
+        { ...LIMITS, numRuns: runs(15) },
+      );
+      await expect.poll(() => service.app.services.feedWrites.queue.busyKeys, { timeout: 5000 }).toBe(0);
+      const [truth] = await service.sql<{ unread: number; read: number }>(
+        `select (count(*) filter (where not is_seen))::int as unread, (count(*) filter (where is_seen))::int as read from notifications where user_id = ?`,
+        [writer.userId],
+      );
+      const counts = await service.call(writer.key, { operationId: 'getNotificationCounts' });
+      expect(counts.body.data).toMatchObject({ unreadCount: Number(truth.unread), readCount: Number(truth.read) });
     },
     TIMEOUT,
   );

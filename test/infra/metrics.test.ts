@@ -157,6 +157,10 @@ describe('GET /metrics', () => {
       );
       expect(result.text).not.toMatch(/crm_db_pool_connections\{state="total"\}/);
     }
+    // Each kind of concurrency refusal is there from the start, and so is the count of marks waiting.
+    for (const kind of ['skip_trace_in_flight', 'marks_per_user'])
+      expect(result.text).toMatch(new RegExp(`^crm_concurrency_refusals_total\\{kind="${kind}"\\} \\d+$`, 'm'));
+    expect(result.text).toMatch(/^crm_feed_writes_waiting \d+$/m);
   });
 
   it('counts charged skip traces, their outcomes, requests by route, cache lookups and rate-limit refusals', async () => {

@@ -88,7 +88,7 @@ describe('migrations', () => {
         expect(db.orm.config.getExtension('@mikro-orm/migrator')).toBeUndefined();
         await db.close();
 
-        // The last migration (a `create or replace function`) pending again: this open waits for the lock.
+        // The last migration (written to run again harmlessly) pending again: this open waits for the lock.
         await holder.query(`delete from mikro_orm_migrations where name = $1`, [migrationsList[migrationsList.length - 1].name]);
         let opened = false;
         const pending = openDatabase({ kind: 'postgres', url, poolMax: 2 }).then((opening) => ((opened = true), opening));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { publish, startService, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
+import { publish, startService, usingRealBackends, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
 
 /**
  * Counts come from `notification_counters` rows kept by triggers. Under concurrent marks (read and
@@ -7,11 +7,27 @@ import { publish, startService, type HttpResult, type Provisioned, type TestServ
  * they must stay equal to the rows, and `updatedCount` must never count a row twice.
  */
 
+/**
+ * Many marks of one user at once are the point here, so the per-user queue lets them all wait
+ * (its refusals are tested in marks-queue.test.ts). On PostgreSQL a second instance serves every
+ * other mark: marks of one user still meet in the database, where its user lock orders them, as
+ * they do across instances.
+ */
+const RACE_ENV = { MARKS_MAX_IN_FLIGHT_PER_USER: '1000' };
 let service: TestService;
+let peer: TestService;
 beforeAll(async () => {
-  service = await startService();
+  service = await startService(RACE_ENV);
+  peer = usingRealBackends ? await startService(RACE_ENV) : service;
 });
-afterAll(() => service?.close());
+afterAll(async () => {
+  if (peer !== service) await peer?.close();
+  await service?.close();
+});
+
+/** The instance for the next mark: the two take turns. */
+let marks = 0;
+const instance = () => (marks++ % 2 === 0 ? service : peer);
 
 const TYPES = ['deal_created', 'task_overdue', 'call_missed', 'reply_received', 'note_mention'];
 const BASE = Date.UTC(2025, 0, 1);
@@ -36,7 +52,10 @@ function pick<T>(random: () => number, from: readonly T[], n: number): T[] {
 }
 
 async function mark(user: Provisioned, notificationIds: string[], isSeen: boolean): Promise<number> {
-  const result: HttpResult = await service.call(user.key, { operationId: 'markNotificationsRead', variables: { notificationIds, isSeen } });
+  const result: HttpResult = await instance().call(user.key, {
+    operationId: 'markNotificationsRead',
+    variables: { notificationIds, isSeen },
+  });
   expect(result.status, result.text).toBe(200);
   expect(result.body.data.success).toBe(true);
   return result.body.data.updatedCount as number;
@@ -160,7 +179,7 @@ it('keeps counts exact and updatedCount free of double counting under concurrent
 });
 
 async function markAll(user: Provisioned, variables: Record<string, unknown>): Promise<number> {
-  const result = await service.call(user.key, { operationId: 'markAllNotificationsRead', variables });
+  const result = await instance().call(user.key, { operationId: 'markAllNotificationsRead', variables });
   expect(result.status, result.text).toBe(200);
   return result.body.data.updatedCount as number;
 }

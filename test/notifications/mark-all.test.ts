@@ -179,61 +179,86 @@ describe('markAllNotificationsRead', () => {
 });
 
 describe.skipIf(!process.env.DATABASE_URL)('markAllNotificationsRead while rows are published (PostgreSQL: a second connection)', () => {
-  it(
-    'leaves rows published during the call unread, backfills included, even while it waits for another mark',
-    { timeout: 60_000 },
-    async () => {
-      const user = await service.provision();
-      const existing = await publish(service, user.userId, items(300));
-      const held = existing[150];
-      const blocker = new pg.Client({ connectionString: process.env.DATABASE_URL });
-      await blocker.connect();
-      /** Waits until a session is blocked by `pid`; returns that session's pid. */
-      const blockedBy = async (pid: number) => {
-        let blocked = 0;
-        await waitUntil(async () => {
-          const { rows } = await blocker.query(
-            'select pid from pg_stat_activity where datname = current_database() and $1::int = any(pg_blocking_pids(pid))',
-            [pid],
-          );
-          blocked = rows[0]?.pid ?? 0;
-          return blocked !== 0;
-        });
-        return blocked;
-      };
-      try {
-        // A chain of waits keeps the call running while rows are published: this connection holds a
-        // row; a mark by id of that row waits for it; the mark of everything waits for that mark.
-        await blocker.query('begin');
-        await blocker.query('select id from notifications where id = $1 for update', [held]);
-        const byId = service.call(user.key, { operationId: 'markNotificationsRead', variables: { notificationIds: [held], isSeen: true } });
-        const markById = await blockedBy((await blocker.query('select pg_backend_pid() as pid')).rows[0].pid);
-        const all = service.call(user.key, { operationId: 'markAllNotificationsRead', variables: { isSeen: true } });
-        await blockedBy(markById);
+  let peer: TestService;
+  beforeAll(async () => {
+    peer = await startService();
+  });
+  afterAll(() => peer?.close());
 
-        // Published while the call runs: new rows and a backfill dated before every existing row.
-        const during = await publish(service, user.userId, [
-          ...items(20, 50_000),
-          { notificationType: 'deal_created', title: 'backfill', createdAt: new Date(BASE - 86_400_000).toISOString() },
-        ]);
-        // Reads are not held up by the running marks.
-        expect(await counts(user)).toMatchObject({ unreadCount: 321, readCount: 0 });
-        await blocker.query('commit');
+  /** Marks of this instance waiting for their turn behind the same user's marks (its metrics). */
+  const waitingMarks = async () => {
+    const metrics = await service.request('/metrics', { headers: { authorization: `Bearer ${service.platformToken}` } });
+    return Number(/^crm_feed_writes_waiting (\d+)$/m.exec(metrics.text)?.[1] ?? 0);
+  };
 
-        const [byIdResult, allResult] = await Promise.all([byId, all]);
-        expect(byIdResult.body).toEqual({ data: { success: true, updatedCount: 1 } });
-        // The held row was read by then: it is not counted twice.
-        expect(allResult.body).toEqual({ data: { success: true, updatedCount: 299 } });
-        const state = await seenState(user.userId);
-        expect(existing.every((id) => state.get(id)?.isSeen === true)).toBe(true);
-        expect(during.every((id) => state.get(id)?.isSeen === false)).toBe(true);
-        expect(await counts(user)).toEqual({ ...(await recount(user.userId)), unreadCount: 21, readCount: 300 });
-      } finally {
-        await blocker.query('rollback').catch(() => undefined);
-        await blocker.end();
-      }
-    },
-  );
+  // Another instance's mark of everything waits in the database for the user's lock; this
+  // instance's waits in memory, behind the mark by id, for its turn.
+  for (const [where, waiting] of [
+    ['another instance', 'in the database'],
+    ['the same instance', 'in its queue'],
+  ] as const)
+    it(
+      `leaves rows published during the call unread, backfills included, even while it waits for another mark (sent to ${where}, waiting ${waiting})`,
+      { timeout: 60_000 },
+      async () => {
+        const user = await service.provision();
+        const existing = await publish(service, user.userId, items(300));
+        const held = existing[150];
+        const blocker = new pg.Client({ connectionString: process.env.DATABASE_URL });
+        await blocker.connect();
+        /** Waits until a session is blocked by `pid`; returns that session's pid. */
+        const blockedBy = async (pid: number) => {
+          let blocked = 0;
+          await waitUntil(async () => {
+            const { rows } = await blocker.query(
+              'select pid from pg_stat_activity where datname = current_database() and $1::int = any(pg_blocking_pids(pid))',
+              [pid],
+            );
+            blocked = rows[0]?.pid ?? 0;
+            return blocked !== 0;
+          });
+          return blocked;
+        };
+        try {
+          // A chain of waits keeps the call running while rows are published: this connection holds a
+          // row; a mark by id of that row waits for it; the mark of everything waits for that mark.
+          await blocker.query('begin');
+          await blocker.query('select id from notifications where id = $1 for update', [held]);
+          const byId = service.call(user.key, {
+            operationId: 'markNotificationsRead',
+            variables: { notificationIds: [held], isSeen: true },
+          });
+          const markById = await blockedBy((await blocker.query('select pg_backend_pid() as pid')).rows[0].pid);
+          const all = (where === 'another instance' ? peer : service).call(user.key, {
+            operationId: 'markAllNotificationsRead',
+            variables: { isSeen: true },
+          });
+          if (where === 'another instance') await blockedBy(markById);
+          else await waitUntil(async () => (await waitingMarks()) === 1);
+
+          // Published while the call runs: new rows and a backfill dated before every existing row.
+          const during = await publish(service, user.userId, [
+            ...items(20, 50_000),
+            { notificationType: 'deal_created', title: 'backfill', createdAt: new Date(BASE - 86_400_000).toISOString() },
+          ]);
+          // Reads are not held up by the running marks.
+          expect(await counts(user)).toMatchObject({ unreadCount: 321, readCount: 0 });
+          await blocker.query('commit');
+
+          const [byIdResult, allResult] = await Promise.all([byId, all]);
+          expect(byIdResult.body).toEqual({ data: { success: true, updatedCount: 1 } });
+          // The held row was read by then: it is not counted twice.
+          expect(allResult.body).toEqual({ data: { success: true, updatedCount: 299 } });
+          const state = await seenState(user.userId);
+          expect(existing.every((id) => state.get(id)?.isSeen === true)).toBe(true);
+          expect(during.every((id) => state.get(id)?.isSeen === false)).toBe(true);
+          expect(await counts(user)).toEqual({ ...(await recount(user.userId)), unreadCount: 21, readCount: 300 });
+        } finally {
+          await blocker.query('rollback').catch(() => undefined);
+          await blocker.end();
+        }
+      },
+    );
 });
 
 async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 10_000) {

@@ -90,8 +90,9 @@ export function gatewayReference(registry: OperationRegistry): RouteReference {
         },
       },
     }),
-    // A stream past the stream limits (per key, user, organization, instance) is refused with 429.
-    errors: ['unknown_operation', 'insufficient_scope', ...(streams.length ? (['concurrency_limit'] as const) : [])],
+    // concurrency_limit: a stream past the stream limits (per key, user, organization, instance), or
+    // a user's marks past the ones waiting on the instance (notifications/feed-writes.ts).
+    errors: ['unknown_operation', 'insufficient_scope', 'concurrency_limit'],
     examples: Object.fromEntries(
       operations.map((op) => [
         op.operationId,

@@ -54,7 +54,7 @@ const MEANINGS: Partial<Record<ErrorKind, string>> = {
   invalid_request: 'body not a JSON object, wrong types, unknown fields, out-of-range values, a malformed HTTP request',
   rate_limited: 'over the rate window; see `Retry-After`',
   concurrency_limit:
-    'too many requests in flight for the key, or too many open streams (per key, user, organization or server); `Retry-After: 1`',
+    'too many requests in flight for the key (for marks: waiting for the user), or too many open streams (per key, user, organization or server) on this instance; `Retry-After: 1`',
   internal_error: 'unexpected; the message never carries internals',
   timeout: 'not finished in time; retry',
 };
