@@ -6,6 +6,7 @@ import { Migration20261124000000_key_issuers } from './Migration20261124000000_k
 import { Migration20261125000000_listing_indexes } from './Migration20261125000000_listing_indexes.js';
 import { Migration20261126000000_billing } from './Migration20261126000000_billing.js';
 import { Migration20261127000000_counter_deletes } from './Migration20261127000000_counter_deletes.js';
+import { Migration20261128000300_answer_carriers } from './Migration20261128000300_answer_carriers.js';
 
 /** Migrations in order; listed explicitly so PostgreSQL and the embedded PGlite run the same ones from source. */
 export const migrationsList = [
@@ -17,4 +18,5 @@ export const migrationsList = [
   { name: 'Migration20261125000000_listing_indexes', class: Migration20261125000000_listing_indexes },
   { name: 'Migration20261126000000_billing', class: Migration20261126000000_billing },
   { name: 'Migration20261127000000_counter_deletes', class: Migration20261127000000_counter_deletes },
+  { name: 'Migration20261128000300_answer_carriers', class: Migration20261128000300_answer_carriers },
 ];
