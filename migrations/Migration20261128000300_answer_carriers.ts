@@ -8,8 +8,9 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration20261128000300_answer_carriers extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`alter table skip_trace_idempotency_keys add column carriers integer not null default 0;`);
-    // Answers stored before this column: their first response's fate is unknown, so the charge is final.
-    this.addSql(`update skip_trace_idempotency_keys set carriers = 1 where request_id is not null;`);
+    // Safe to run again: a stored 200 always has a carrier once the column exists.
+    this.addSql(`alter table skip_trace_idempotency_keys add column if not exists carriers integer not null default 0;`);
+    // Answers stored before this column: their first response counts as delivered, so the charge is final.
+    this.addSql(`update skip_trace_idempotency_keys set carriers = 1 where request_id is not null and carriers = 0;`);
   }
 }
