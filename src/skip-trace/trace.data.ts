@@ -80,13 +80,12 @@ export interface CarriedCharge {
 }
 
 /**
- * A response that carried the result of `charge` was not written in full: in one statement, the
- * charge is undone unless another response carried the result, i.e. the credit comes back, the
- * audit row says uncharged with `outcome`, and a stored answer is forgotten (the key's next
- * request runs, and is charged, anew). Without a key the trace's own response is the only one;
- * with a key, the charge is undone when the last of the responses that carried its stored answer
- * (the first request's and the replays') is lost, so a charge is final once any of them was
- * delivered. At most once per charge; true when it was undone.
+ * A response that carried the result of `charge` was not written in full. Unless another response
+ * carried that result, one statement undoes the charge: the credit comes back, the audit row says
+ * uncharged with `outcome`, and a stored answer is forgotten (the key's next request runs, and is
+ * charged, anew). Without a key the trace's own response is the only carrier; with one, the first
+ * request's response and each replay's are, and the charge is undone when the last of them is
+ * lost, so it is final once any of them was delivered. At most once per charge; true when undone.
  */
 export async function refundUndelivered(sql: Sql, charge: CarriedCharge, outcome: string): Promise<boolean> {
   const { organizationId, requestId } = charge;

@@ -117,12 +117,12 @@ export async function releaseKey(sql: Sql, claim: { organizationId: string; key:
 }
 
 /**
- * A response that carried request `requestId`'s stored answer was lost, as the CTEs of the refund's
- * one statement (../trace.data.ts): `lost` takes its carrier away, and when that was the last one
- * the answer is forgotten in the same update (the key reads as a claim whose lease ran out long
- * ago, whatever the clocks, which the key's next request takes over and runs anew) and `forgotten` holds a row: the charge is then
- * to be refunded. The update holds the row's lock until the statement commits, so a replay reading
- * at the same moment waits. `?`: the request id.
+ * A response that carried request `requestId`'s stored answer was lost, as the CTEs of the
+ * refund's one statement (../trace.data.ts): `lost` takes its carrier away. When that was the last
+ * one, the same update forgets the answer (the key then reads as a claim whose lease ran out long
+ * ago, whatever the clocks, so the key's next request takes it over and runs anew) and `forgotten`
+ * holds a row: the charge is to be refunded. The update holds the row's lock until the statement
+ * commits, so a replay reading the answer at the same moment waits for it. `?`: the request id.
  */
 export const LOSE_CARRIER_CTES = `lost as (update skip_trace_idempotency_keys
      set carriers = carriers - 1,
