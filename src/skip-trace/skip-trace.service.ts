@@ -21,7 +21,7 @@ import {
   type IdempotencyClaim,
   type StoredAnswer,
 } from './idempotency/idempotent-request.js';
-import { chargeTrace, openTrace, refundCharge } from './trace.data.js';
+import { chargeTrace, openTrace, refundUndelivered, type CarriedCharge } from './trace.data.js';
 
 export interface SkipTraceResponse extends TraceResult {
   /** A new UUID per call, also the key of its ledger charge and audit row. */
@@ -62,7 +62,8 @@ export class CallerGoneError extends AppError {
  * balance and the cache are one statement too: a cached trace is two round trips to the database.
  *
  * A charge needs a delivered response: a caller gone before the charge is not charged, and one
- * gone before its response was written in full has the charge reversed (refundCharge).
+ * gone before its response was written in full has the charge reversed, unless a replay of its
+ * Idempotency-Key delivered the result meanwhile (refundUndelivered).
  */
 export async function runSkipTrace(
   deps: {
@@ -149,12 +150,7 @@ export async function runSkipTrace(
     deps.metrics.creditsCharged.inc();
     deps.metrics.outcomes.inc({ outcome: result.status });
     // A caller gone meanwhile (even before the charge committed) has it reversed at once.
-    client.onUndelivered(() => {
-      refundCharge(sql, principal.organizationId, requestId, CALLER_GONE).then(
-        (refunded) => refunded && deps.metrics.creditsRefunded.inc(),
-        (error) => deps.log.error({ err: error, requestId }, 'could not reverse the charge of an undelivered skip trace'),
-      );
-    });
+    client.onUndelivered(() => reverseUndelivered(deps, { organizationId: principal.organizationId, requestId, keyed: claim !== null }));
     return response;
   } catch (error) {
     // Outcomes are the errors' REST names, whichever route the call came through.
@@ -181,18 +177,38 @@ export async function runSkipTrace(
 }
 
 /**
+ * Reverses the charge of a result whose response was not written in full, unless another response
+ * delivered it (refundUndelivered); counted once it was.
+ */
+function reverseUndelivered(deps: { sql: Sql; metrics: SkipTraceMetrics; log: Logger }, charge: CarriedCharge) {
+  refundUndelivered(deps.sql, charge, CALLER_GONE).then(
+    (refunded) => refunded && deps.metrics.creditsRefunded.inc(),
+    (error) => deps.log.error({ err: error, requestId: charge.requestId }, 'could not reverse the charge of an undelivered skip trace'),
+  );
+}
+
+/**
  * Answers with a key's stored answer: a stored result is returned as it was (same id, same
  * balance and cache headers), a stored error thrown as it was; nothing is charged, and the audit
- * records the call as `replayed`.
+ * records the call as `replayed`. Reading a result counted this response as one of its carriers:
+ * if it is not written in full either, that is reported as the first request's loss is.
  */
 async function replay(
-  deps: { sql: Sql; metrics: SkipTraceMetrics },
+  deps: { sql: Sql; metrics: SkipTraceMetrics; log: Logger; client: ClientWatch },
   call: { principal: OrganizationPrincipal; requestId: string; startedAt: number; cacheKey: string },
   answer: StoredAnswer<SkipTraceResponse>,
 ): Promise<SkipTraceResponse> {
   // An error is audited by runSkipTrace's error path, as any error is.
   if ('error' in answer) throw replayedError(answer.error);
+  const carried = { organizationId: call.principal.organizationId, requestId: answer.result.id, keyed: true };
+  try {
+    await recordAudit(deps.sql, { id: call.requestId, ...call, outcome: REPLAYED, cacheHit: false, charged: false });
+  } catch (error) {
+    // This response will carry an error instead.
+    reverseUndelivered(deps, carried);
+    throw error;
+  }
   deps.metrics.outcomes.inc({ outcome: REPLAYED });
-  await recordAudit(deps.sql, { id: call.requestId, ...call, outcome: REPLAYED, cacheHit: false, charged: false });
+  deps.client.onUndelivered(() => reverseUndelivered(deps, carried));
   return { ...answer.result, replayed: true };
 }

@@ -2,14 +2,14 @@
  * The statements of one skip trace, one round trip each and no unit of work around them (raw SQL
  * on the `Sql` layer): the opening read (the organization's account and the cached result), the
  * charge (the credit, its ledger row, the audit row and the Idempotency-Key's answer: one
- * statement, hence one transaction, on either database), and the refund of an undelivered
- * charge. Each table's part is its own module's (the account, the cache, the audit, the keys);
- * this module composes them, and the `?`s follow the parts' order.
+ * statement, hence one transaction, on either database), and the refund of a charge whose
+ * result no response delivered. Each table's part is its own module's (the account, the cache,
+ * the audit, the keys); this module composes them, and the `?`s follow the parts' order.
  */
 import type { Sql } from '../infra/database/sql.js';
-import { ACCOUNT_ROW, chargeCtes, REFUND_CTES, skipTraceAccount, type SkipTraceAccount } from './account/skip-trace-account.js';
+import { ACCOUNT_ROW, chargeCtes, refundCtes, skipTraceAccount, type SkipTraceAccount } from './account/skip-trace-account.js';
 import { AUDIT_OF_CHARGE, AUDIT_OF_REFUND, auditOfChargeParams, type AuditEntry } from './audit.js';
-import { CLAIM_CTE, FORGET_ANSWER_OF_REFUND } from './idempotency/idempotency-keys.data.js';
+import { CLAIM_CTE, LOSE_CARRIER_CTES } from './idempotency/idempotency-keys.data.js';
 import { claimParams, storeResultCte, storeResultParams, type IdempotencyClaim } from './idempotency/idempotent-request.js';
 import type { TraceResult } from './providers/provider.js';
 import { CACHED_ROW, resultCache, type CachedRow } from './result-cache.js';
@@ -67,16 +67,31 @@ export async function chargeTrace(
   return { creditsRemaining: Number(row.skip_trace_credits) };
 }
 
-const REFUND = `with ${REFUND_CTES}, ${AUDIT_OF_REFUND}, ${FORGET_ANSWER_OF_REFUND}
+const REFUND = `with ${refundCtes(null)}, ${AUDIT_OF_REFUND}
+  select count(*)::integer as refunded from removed`;
+const REFUND_KEYED = `with ${LOSE_CARRIER_CTES}, ${refundCtes('forgotten')}, ${AUDIT_OF_REFUND}
   select count(*)::integer as refunded from removed`;
 
+/** A charged trace whose result a response carried: the charge's request id, and whether an Idempotency-Key stored the result. */
+export interface CarriedCharge {
+  organizationId: string;
+  requestId: string;
+  keyed: boolean;
+}
+
 /**
- * Undoes the charge of a trace whose response never reached its caller, in one statement: the
- * credit comes back, the audit row says uncharged with `outcome`, and the Idempotency-Key's answer
- * that carried it is forgotten (its retry then runs, and is charged, anew). At most once per
- * request id; true when it did.
+ * A response that carried the result of `charge` was not written in full. Unless another response
+ * carried that result, one statement undoes the charge: the credit comes back, the audit row says
+ * uncharged with `outcome`, and a stored answer is forgotten (the key's next request runs, and is
+ * charged, anew). Without a key the trace's own response is the only carrier; with one, the first
+ * request's response and each replay's are, and the charge is undone when the last of them is
+ * lost, so it is final once any of them was delivered. At most once per charge; true when undone.
  */
-export async function refundCharge(sql: Sql, organizationId: string, requestId: string, outcome: string): Promise<boolean> {
-  const [row] = await sql.execute<{ refunded: number }[]>(REFUND, [requestId, organizationId, outcome, requestId, requestId]);
+export async function refundUndelivered(sql: Sql, charge: CarriedCharge, outcome: string): Promise<boolean> {
+  const { organizationId, requestId } = charge;
+  const refund = [requestId, organizationId, outcome, requestId];
+  const [row] = charge.keyed
+    ? await sql.execute<{ refunded: number }[]>(REFUND_KEYED, [requestId, ...refund])
+    : await sql.execute<{ refunded: number }[]>(REFUND, refund);
   return Number(row.refunded) > 0;
 }

@@ -1,10 +1,12 @@
 /**
  * Property-based fuzzing of the shapes that found the hardening issue's attacks (fast-check, over
  * real HTTP): aliased introspection with fragment fan-out, many distinct documents, skip trace
- * requests aborted or trickled at random moments, many keys of one user issued and revoked at
- * once, and many marks of one user at once, some of their callers leaving. Whatever comes in,
- * nothing is a 5xx, the process keeps answering, no key or user stays locked out, every charge
- * belongs to a delivered 200, no user holds more than its keys' limit, and counts stay exact.
+ * requests aborted or trickled at random moments, requests pipelined on one connection (behind
+ * responses the client never reads) while their Idempotency-Keys are replayed elsewhere, many keys
+ * of one user issued and revoked at once, and many marks of one user at once, some of their callers
+ * leaving. Whatever comes in, nothing is a 5xx, the process keeps answering, no key or user stays
+ * locked out, every charge belongs to a delivered 200, no user holds more than its keys' limit, and
+ * counts stay exact.
  *
  * `FUZZ_SCALE=10 npx vitest run test/fuzz` multiplies every run count.
  */
@@ -14,6 +16,7 @@ import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
+import { parseResponses, pipeline, WIRE_SLOW_RESPONSE, wireRequest, wireTrace } from '../support/pipelining.js';
 
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
@@ -387,6 +390,119 @@ describe('attack shapes under fuzzing', () => {
   );
 
   it(
+    `requests pipelined on one connection, read or never read, while their keys are replayed elsewhere (${runs(25)} batches): no 5xx, every delivered trace charged once, nothing else`,
+    async () => {
+      const org = await fuzzOrganization(10_000);
+      const ledger = () => ledgerOf(org.organizationId);
+      const { credits: before } = await ledger();
+      // Ids of traces a client read in full (on a pipeline or as a replay), and the pipelined traces
+      // whose answer the client did not read in full: charged or not, the client cannot tell.
+      const delivered = new Set<string>();
+      let ambiguous = 0;
+      const traceBody = (variant: number) =>
+        [
+          { address: ADDRESS },
+          { address: ADDRESS, actor: { type: 'person', firstName: 'Ann', lastName: 'Lee' } },
+          { address: { ...ADDRESS, zip: '787' } },
+        ][variant];
+      const item: fc.Arbitrary<Pipelined> = fc.oneof(
+        {
+          weight: 4,
+          arbitrary: fc.record({
+            kind: fc.constant('trace' as const),
+            key: fc.option(fc.nat(1), { nil: null }),
+            body: fc.constantFrom(0, 0, 1, 2),
+          }),
+        },
+        { weight: 2, arbitrary: fc.constant({ kind: 'slow' as const }) },
+        { weight: 1, arbitrary: fc.constantFrom({ kind: 'gateway' as const }, { kind: 'account' as const }) },
+      );
+      const batch = fc.record({
+        connections: fc.array(
+          fc.record({ requests: fc.array(item, { minLength: 1, maxLength: 5 }), read: fc.boolean(), closeAfterMs: fc.nat(300) }),
+          { minLength: 1, maxLength: 3 },
+        ),
+        replays: fc.array(fc.record({ key: fc.nat(1), body: fc.nat(1), afterMs: fc.nat(300) }), { maxLength: 4 }),
+      });
+      const wire = (request: Pipelined, keys: string[]) => {
+        switch (request.kind) {
+          case 'trace':
+            return wireTrace(org.key, traceBody(request.body), request.key === null ? {} : { 'Idempotency-Key': keys[request.key] });
+          case 'slow':
+            return WIRE_SLOW_RESPONSE;
+          case 'gateway':
+            return wireRequest(
+              'POST',
+              '/api/v1/call',
+              { Authorization: `Bearer ${reader.key}`, 'Content-Type': 'application/json' },
+              '{"operationId":"getNotificationCounts"}',
+            );
+          default:
+            return wireRequest('GET', '/api/v1/skiptrace/account', { Authorization: `Bearer ${org.key}` });
+        }
+      };
+      /** A trace's 200 read in full: its id. */
+      const deliveredId = (status: number, contentType: string | null, text: string) => {
+        expect(status, text.slice(0, 200)).toBeLessThan(500);
+        const body = status === 200 && contentType?.startsWith('application/json') ? JSON.parse(text) : null;
+        return body?.persons ? (body.id as string) : null;
+      };
+      await fc.assert(
+        fc.asyncProperty(batch, async ({ connections, replays }) => {
+          const keys = [randomUUID(), randomUUID()];
+          const pipelines = connections.map(async (connection) => {
+            const { socket, closed } = pipeline(
+              service.baseUrl,
+              connection.requests.map((request) => wire(request, keys)),
+              { read: connection.read },
+            );
+            setTimeout(() => socket.destroy(), connection.closeAfterMs);
+            const answers = parseResponses(await closed);
+            const traces = connection.requests.filter((request) => request.kind === 'trace').length;
+            const read = answers
+              .map((answer) => deliveredId(answer.status, answer.headers['content-type'], answer.body))
+              .filter((id) => id !== null);
+            read.forEach((id) => delivered.add(id));
+            ambiguous += traces - answers.filter((answer, i) => connection.requests[i].kind === 'trace').length;
+          });
+          const replayed = replays.map(async (replay) => {
+            await new Promise((resolve) => setTimeout(resolve, replay.afterMs));
+            const result = await service.request('/api/v1/skiptrace', {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', authorization: `Bearer ${org.key}`, 'idempotency-key': keys[replay.key] },
+              body: JSON.stringify(traceBody(replay.body)),
+            });
+            const id = deliveredId(result.status, result.headers.get('content-type'), result.text);
+            if (id) delivered.add(id);
+          });
+          await Promise.all([...pipelines, ...replayed]);
+        }),
+        { ...LIMITS, numRuns: runs(25) },
+      );
+      // Settled once the reversals of lost answers have run: the balance, the ledger and the audit
+      // agree; every trace read in full is charged, and nothing else beyond what the client cannot know.
+      await expect
+        .poll(
+          async () => {
+            const { credits, charges, charged } = await ledger();
+            return credits === before - charges.length && charged === charges.length;
+          },
+          { timeout: 10_000 },
+        )
+        .toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const { credits, charges, charged } = await ledger();
+      expect(credits).toBe(before - charges.length);
+      expect(charged).toBe(charges.length);
+      expect([...delivered].filter((id) => !charges.includes(id))).toEqual([]);
+      expect(charges.length).toBeLessThanOrEqual(delivered.size + ambiguous);
+      console.info(`pipelining fuzz: ${delivered.size} traces read in full, ${ambiguous} not read, ${charges.length} charged`);
+      await expectServing();
+    },
+    TIMEOUT,
+  );
+
+  it(
     `marks of one user at once, callers leaving at random moments (${runs(15)} batches of 12): only 200 or 429 concurrency_limit, no place kept, exact counts`,
     async () => {
       const writer = await service.provision();
@@ -448,3 +564,33 @@ describe('attack shapes under fuzzing', () => {
     TIMEOUT,
   );
 });
+
+/** A request pipelined on a connection: a trace (with one of the batch's Idempotency-Keys, or none), a response too large to finish unread, a gateway call, an account read. */
+type Pipelined = { kind: 'trace'; key: number | null; body: number } | { kind: 'slow' } | { kind: 'gateway' } | { kind: 'account' };
+
+/** A new organization with `credits` and a skip trace key. */
+async function fuzzOrganization(credits: number) {
+  const created = await service.graphql(`mutation($n: String!) { createOrganization(name: $n) { id } }`, { n: `Fuzz ${randomUUID()}` });
+  const id = created.body.data.createOrganization.id as string;
+  await service.graphql(`mutation($o: ID!, $n: Int!) { addSkipTraceCredits(organizationId: $o, amount: $n, reference: "fuzz") { id } }`, {
+    o: id,
+    n: credits,
+  });
+  const key = await service.graphql(`mutation($o: ID!) { generateSkipTraceKey(organizationId: $o) { secret } }`, { o: id });
+  return { organizationId: id, key: key.body.data.generateSkipTraceKey.secret as string };
+}
+
+/** The organization's balance, the request ids of its ledger charges and its charged audit rows. */
+async function ledgerOf(organizationId: string) {
+  const [account] = await service.sql<{ credits: number; charged: number }>(
+    `select skip_trace_credits as credits,
+            (select count(*)::int from skip_trace_requests r where r.organization_id = o.id and r.charged) as charged
+       from organizations o where o.id = ?`,
+    [organizationId],
+  );
+  const charges = await service.sql<{ id: string }>(
+    `select request_id::text as id from skip_trace_credit_ledger where organization_id = ? and kind = 'charge'`,
+    [organizationId],
+  );
+  return { credits: Number(account.credits), charged: account.charged, charges: charges.map((row) => row.id) };
+}

@@ -1,7 +1,8 @@
 /**
  * An attacker with ordinary keys against the bundle run exactly as `npm start` runs it (heap caps
- * included): documents built to exhaust memory, many distinct documents, and bodies that never
- * finish. Each attack must get a 4xx while the same process goes on serving everyone else.
+ * included): documents built to exhaust memory, many distinct documents, bodies that never
+ * finish, and requests pipelined on one connection behind a response that is never read. Each
+ * attack must get a 4xx (or exactly what it paid for) while the same process goes on serving everyone else.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql, json, pool, requireRealBackends, spawnService, type ServiceProcess } from './spawn-service.js';
 import { aliasedIntrospection, distinctFeedDocument } from '../support/attack-documents.js';
+import { parseResponses, pipeline, WIRE_SLOW_RESPONSE, wireRequest, wireTrace } from '../support/pipelining.js';
 
 const { databaseUrl, redisUrl } = requireRealBackends();
 const BODY_TIMEOUT_MS = 1500;
@@ -233,5 +235,78 @@ describe('bodies that never finish, and idle connections', () => {
     const closed = await Promise.all(idle.map((c) => c.response));
     for (const { closedAfterMs } of closed) expect(closedAfterMs).toBeLessThan(BODY_TIMEOUT_MS + 1500);
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('requests pipelined on one connection', () => {
+  const account = async () =>
+    (await json(`${service.url}/api/v1/skiptrace/account`, { method: 'GET', bearer: skipTraceKey })).body.credits as number;
+  const keyedTrace = (key: string) =>
+    json(`${service.url}/api/v1/skiptrace`, {
+      bearer: skipTraceKey,
+      body: JSON.stringify({ address: ADDRESS }),
+      headers: { 'idempotency-key': key },
+    });
+  // Built once the keys exist (beforeAll).
+  const wireCounts = () =>
+    wireRequest(
+      'POST',
+      '/api/v1/call',
+      { Authorization: `Bearer ${readKey}`, 'Content-Type': 'application/json' },
+      '{"operationId":"getNotificationCounts"}',
+    );
+  const wireAccount = () => wireRequest('GET', '/api/v1/skiptrace/account', { Authorization: `Bearer ${skipTraceKey}` });
+
+  it('charges a trace queued behind a response never read once: final when a replay delivered it, refunded when nothing did; no 5xx', async () => {
+    const before = await account();
+    // Each stuck trace holds one of the key's in-flight slots until its connection closes: one is left for the replays.
+    const keys = Array.from({ length: MAX_IN_FLIGHT - 1 }, () => randomUUID());
+    // Each connection: a response too large to finish unread, a gateway call, a keyed trace, an account read.
+    const stuck = keys.map((key) =>
+      pipeline(
+        service.url,
+        [WIRE_SLOW_RESPONSE, wireCounts(), wireTrace(skipTraceKey, { address: ADDRESS }, { 'Idempotency-Key': key }), wireAccount()],
+        {
+          read: false,
+        },
+      ),
+    );
+    await expect.poll(account, { timeout: 10_000 }).toBe(before - keys.length);
+    // The first keys are replayed on other connections, which read their answers; the last is not.
+    const replays = [];
+    for (const key of keys.slice(0, -1)) replays.push(await keyedTrace(key));
+    for (const replay of replays) expect([replay.status, replay.headers.get('idempotent-replayed')]).toEqual([200, 'true']);
+    stuck.forEach(({ socket }) => socket.destroy());
+    await Promise.all(stuck.map(({ closed }) => closed));
+
+    await expect.poll(account, { timeout: 5000 }).toBe(before - replays.length);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await account()).toBe(before - replays.length);
+    // The replayed keys still replay; the refunded one runs anew and is charged.
+    const again = await keyedTrace(keys[0]);
+    expect([again.status, again.body.id, again.headers.get('idempotent-replayed')]).toEqual([200, replays[0].body.id, 'true']);
+    const anew = await keyedTrace(keys.at(-1)!);
+    expect([anew.status, anew.headers.get('idempotent-replayed')]).toEqual([200, null]);
+    expect(await account()).toBe(before - keys.length);
+
+    // The same mix read in full: every answer arrives, in order, none a 5xx, the trace charged once.
+    const read = pipeline(
+      service.url,
+      [
+        wireCounts(),
+        wireTrace(skipTraceKey, { address: ADDRESS }),
+        wireAccount(),
+        wireCounts(),
+        wireRequest('GET', '/healthz', { Connection: 'close' }),
+      ],
+      {
+        read: true,
+      },
+    );
+    const answers = parseResponses(await read.closed);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(await account()).toBe(before - keys.length - 1);
+    expect(service.child.exitCode).toBeNull();
+    expect((await counts()).status).toBe(200);
   });
 });

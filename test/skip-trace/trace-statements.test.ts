@@ -2,15 +2,15 @@
  * The trace's statements (src/skip-trace/trace.data.ts): the charge, its ledger row, the audit row
  * and the Idempotency-Key's answer are one statement, so concurrent charges racing for the last
  * credits are exact on either database, with no unit of work around them; and the refund is one
- * statement, at most once. Over HTTP (cached traces, where the opening read lets every racer
+ * statement, at most once, and never after a replay read the answer it would forget. Over HTTP (cached traces, where the opening read lets every racer
  * through to the charge) and on the statements themselves.
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { FakeVendor } from '../support/fake-vendor.js';
 import type { TestService } from '../support/harness.js';
-import { ledger, postTrace, setupBillingOrg, uniqueAddress, useServiceWithVendor } from '../support/billing.js';
-import { chargeTrace, refundCharge } from '../../src/skip-trace/trace.data.js';
+import { ledger, postTrace, setupBillingOrg, sleep, uniqueAddress, useServiceWithVendor } from '../support/billing.js';
+import { chargeTrace, refundUndelivered } from '../../src/skip-trace/trace.data.js';
 import { beginIdempotentRequest } from '../../src/skip-trace/idempotency/idempotent-request.js';
 import { releaseKey } from '../../src/skip-trace/idempotency/idempotency-keys.data.js';
 import type { AuditEntry } from '../../src/skip-trace/audit.js';
@@ -118,18 +118,84 @@ describe('the charge statement', () => {
     expect(await auditRows(org.organizationId)).toHaveLength(2);
   });
 
-  it('refunds a charge once: the credit back, the audit row uncharged, the answer forgotten; a second refund changes nothing', async () => {
+  /** A keyed charge of 1 credit on `org`, as a trace holding the key's claim makes it: the key and the charge. */
+  async function keyedCharge(org: { organizationId: string }) {
     const sql = service.app.services.sql;
-    const org = await setupBillingOrg(service, 3);
     const begun = await beginIdempotentRequest(sql, org.organizationId, { key: randomUUID(), fingerprint: 'f' }, 60_000);
     if (!('claim' in begun)) throw new Error('not claimed');
     const entry = chargedEntry(org.organizationId);
-    expect(await chargeTrace(sql, entry, { claim: begun.claim, answer: { creditsRemaining: 0 } })).toEqual({ creditsRemaining: 2 });
-    const results = await Promise.all([0, 1, 2].map(() => refundCharge(sql, org.organizationId, entry.id, 'client_closed')));
+    const answer = { id: entry.id, creditsRemaining: 0 };
+    const charged = await chargeTrace(sql, entry, { claim: begun.claim, answer });
+    if (typeof charged !== 'object') throw new Error(charged);
+    return { key: begun.claim.key, charge: { organizationId: org.organizationId, requestId: entry.id, keyed: true } };
+  }
+
+  it('refunds a charge once: the credit back, the audit row uncharged, the answer forgotten; a second refund changes nothing', async () => {
+    const sql = service.app.services.sql;
+    const org = await setupBillingOrg(service, 3);
+    const { key, charge } = await keyedCharge(org);
+    expect(await ledger(service, org.organizationId)).toEqual({ credits: 2, charges: [charge.requestId] });
+    const results = await Promise.all([0, 1, 2].map(() => refundUndelivered(sql, charge, 'client_closed')));
     expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await refundCharge(sql, org.organizationId, entry.id, 'client_closed')).toBe(false);
+    expect(await refundUndelivered(sql, charge, 'client_closed')).toBe(false);
     expect(await ledger(service, org.organizationId)).toEqual({ credits: 3, charges: [] });
-    expect(await auditRows(org.organizationId)).toEqual([{ id: entry.id, outcome: 'client_closed', charged: false, cache_hit: true }]);
-    expect(await service.sql(`select 1 from skip_trace_idempotency_keys where idempotency_key = ?`, [begun.claim.key])).toEqual([]);
+    expect(await auditRows(org.organizationId)).toEqual([
+      { id: charge.requestId, outcome: 'client_closed', charged: false, cache_hit: true },
+    ]);
+    // Forgotten: the key's next request claims it and runs anew.
+    expect(await beginIdempotentRequest(sql, org.organizationId, { key, fingerprint: 'f' }, 60_000)).toHaveProperty('claim');
+  });
+
+  it('refunds an unkeyed charge once', async () => {
+    const sql = service.app.services.sql;
+    const org = await setupBillingOrg(service, 1);
+    const entry = chargedEntry(org.organizationId);
+    expect(await chargeTrace(sql, entry)).toEqual({ creditsRemaining: 0 });
+    const charge = { organizationId: org.organizationId, requestId: entry.id, keyed: false };
+    const results = await Promise.all([0, 1, 2].map(() => refundUndelivered(sql, charge, 'client_closed')));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await ledger(service, org.organizationId)).toEqual({ credits: 1, charges: [] });
+  });
+
+  it('a replay read and the loss of the first response at about the same moment, 40 times: the replay holds the charge, or the refund forgets the answer first; never both', async () => {
+    const sql = service.app.services.sql;
+    const org = await setupBillingOrg(service, 40);
+    let replays = 0;
+    for (let i = 0; i < 40; i++) {
+      const { key, charge } = await keyedCharge(org);
+      // Either may start first, by up to a few milliseconds.
+      const after = async <T>(ms: number, run: () => Promise<T>) => (await sleep(ms), run());
+      const [read, refunded] = await Promise.all([
+        after((i % 2) * 3, () => beginIdempotentRequest<{ id: string }>(sql, org.organizationId, { key, fingerprint: 'f' }, 60_000)),
+        after((i >> 1) % 10, () => refundUndelivered(sql, charge, 'client_closed')),
+      ]);
+      if ('replay' in read) {
+        replays++;
+        expect(read.replay).toEqual({ result: { id: charge.requestId, creditsRemaining: expect.any(Number) } });
+        expect(refunded).toBe(false);
+        // The replay's own loss is then the last carrier's: refunded, once.
+        expect(await refundUndelivered(sql, charge, 'client_closed')).toBe(true);
+      } else {
+        expect(read).toHaveProperty('claim');
+        expect(refunded).toBe(true);
+      }
+      expect(await refundUndelivered(sql, charge, 'client_closed')).toBe(false);
+    }
+    expect(await ledger(service, org.organizationId)).toEqual({ credits: 40, charges: [] });
+    console.info(`statement race: ${replays} of 40 replay reads came first`);
+  });
+
+  it('keeps a charge while any carrier of its answer is not lost: three replays, four losses, refunded at the fourth', async () => {
+    const sql = service.app.services.sql;
+    const org = await setupBillingOrg(service, 5);
+    const { key, charge } = await keyedCharge(org);
+    for (let i = 0; i < 3; i++)
+      expect(await beginIdempotentRequest(sql, org.organizationId, { key, fingerprint: 'f' }, 60_000)).toHaveProperty('replay');
+    // Another body's refusal is no carrier.
+    await expect(beginIdempotentRequest(sql, org.organizationId, { key, fingerprint: 'g' }, 60_000)).rejects.toThrow(/different body/);
+    const refunds = [];
+    for (let i = 0; i < 4; i++) refunds.push(await refundUndelivered(sql, charge, 'client_closed'));
+    expect(refunds).toEqual([false, false, false, true]);
+    expect(await ledger(service, org.organizationId)).toEqual({ credits: 5, charges: [] });
   });
 });

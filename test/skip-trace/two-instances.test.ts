@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeVendor, vendorEnv, type FakeVendor } from '../support/fake-vendor.js';
 import { startService, usingRealBackends, type TestService } from '../support/harness.js';
+import { eventually, sleep } from '../support/billing.js';
+import { pipeline, WIRE_SLOW_RESPONSE, wireTrace } from '../support/pipelining.js';
 
 // Two instances can only share state through a real PostgreSQL and Redis (PGlite is one process's).
 describe.skipIf(!usingRealBackends || !process.env.REDIS_URL)('two instances sharing PostgreSQL and Redis', () => {
@@ -72,5 +74,34 @@ describe.skipIf(!usingRealBackends || !process.env.REDIS_URL)('two instances sha
     expect(results.filter((r) => r.status === 429).every((r) => r.body.error.code === 'rate_limited' && r.headers.get('retry-after'))).toBe(
       true,
     );
+  });
+
+  it('keeps the charge of a first response lost on one instance once a replay on the other delivered it', async () => {
+    vendor.reset();
+    const org = await setupOrg(10);
+    const body = { address: { line1: `${randomUUID().slice(0, 6)} Pipeline Pass`, city: 'Austin', state: 'TX', zip: '78701' } };
+    const idempotencyKey = randomUUID();
+    const balance = async () =>
+      (await a.sql(`select skip_trace_credits::int as credits from organizations where id = ?`, [org.organizationId]))[0].credits as number;
+    // On a: the trace is answered behind a response the client never reads.
+    const stuck = pipeline(a.baseUrl, [WIRE_SLOW_RESPONSE, wireTrace(org.key, body, { 'Idempotency-Key': idempotencyKey })], {
+      read: false,
+    });
+    await eventually(async () => ((await balance()) === 9 ? true : undefined));
+    const replay = await b.request('/api/v1/skiptrace', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+      body: JSON.stringify(body),
+    });
+    expect([replay.status, replay.headers.get('idempotent-replayed')]).toEqual([200, 'true']);
+    stuck.socket.destroy();
+    await stuck.closed;
+    await sleep(400);
+    expect(await balance()).toBe(9);
+    const charges = await a.sql(
+      `select request_id::text as id from skip_trace_credit_ledger where organization_id = ? and kind = 'charge'`,
+      [org.organizationId],
+    );
+    expect(charges.map((row) => row.id)).toEqual([replay.body.id]);
   });
 });

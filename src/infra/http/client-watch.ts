@@ -1,11 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
- * Whether the caller is still there to receive the response. `signal` aborts when the connection
- * closes before the response was fully written (the caller went away, or a timeout ended the
- * request); `onUndelivered` runs its callback then, or at once if that has already happened.
- * Work that must not outlive its caller (an in-flight slot) listens to `signal`; work that must
- * not stand without a delivered response (a charge) registers an `onUndelivered` reversal.
+ * Whether the caller is still there to receive the response. `signal` aborts as soon as the caller
+ * is seen leaving (its end of the connection closing, or the connection closing before the
+ * response was fully written): work that must not outlive its caller (an in-flight slot) listens
+ * to it. `onUndelivered` runs its callback once the response is over without having been written
+ * in full, or at once if that has already happened: work that must not stand without a delivered
+ * response (a charge) registers its reversal there. A caller's FIN alone does not decide that: a
+ * response already handed to the connection is still written out to a caller that half-closed.
  */
 export interface ClientWatch {
   readonly signal: AbortSignal;
@@ -27,22 +29,23 @@ export function watchClient(request: IncomingMessage, response: ServerResponse):
   const pending: Array<() => void> = [];
   const done: Array<() => void> = [];
   let over = false;
-  const gone = () => {
-    if (controller.signal.aborted || response.writableFinished) return;
-    controller.abort();
-    for (const callback of pending.splice(0)) callback();
+  const leaving = () => {
+    if (!controller.signal.aborted && !response.writableFinished) controller.abort();
   };
   // The caller's end of the connection closing (FIN) is the first sign it left: the response
-  // closes only later, once the host gives up on it.
+  // closes only later, once the host gives up on it (or has written it out).
   const socket = request.socket;
-  socket.once('end', gone);
+  socket.once('end', leaving);
   const onClose = () => {
     over = true;
-    socket.off('end', gone);
+    socket.off('end', leaving);
     for (const callback of done.splice(0)) callback();
     // 'close' also follows a response written in full: that one was delivered.
     if (response.writableFinished) pending.length = 0;
-    else gone();
+    else {
+      leaving();
+      for (const callback of pending.splice(0)) callback();
+    }
   };
   // A connection that closed before this watch began (the caller left while we authenticated)
   // fires no further 'close' event.
@@ -67,8 +70,8 @@ export function watchClient(request: IncomingMessage, response: ServerResponse):
       socket.destroy();
     },
     onUndelivered(callback) {
-      if (controller.signal.aborted) callback();
-      else if (!response.writableFinished) pending.push(callback);
+      if (over && !response.writableFinished) callback();
+      else if (!over) pending.push(callback);
     },
     onDone(callback) {
       if (over) callback();

@@ -42,10 +42,11 @@ function takeOneCredit(condition: string) {
 /**
  * The reversal of a trace's charge, as CTEs of the refund's one statement (../trace.data.ts):
  * `removed` deletes the request's ledger charge (no row when there is none: never made, or
- * already refunded, so a charge is refunded at most once), and only then is the credit returned.
- * `?`: the request id, then the organization.
+ * already refunded, so a charge is refunded at most once; nor when `gate`, a CTE name, holds no
+ * row), and only then is the credit returned. `?`: the request id, then the organization.
  */
-export const REFUND_CTES = `removed as (delete from skip_trace_credit_ledger where request_id = ?::uuid and kind = 'charge' returning id),
+export const refundCtes = (gate: string | null) =>
+  `removed as (delete from skip_trace_credit_ledger where request_id = ?::uuid and kind = 'charge'${gate ? ` and exists (select from ${gate})` : ''} returning id),
    refunded as (${giveOneCredit(' and exists (select from removed)')})`;
 function giveOneCredit(condition: string) {
   return `update organizations set skip_trace_credits = skip_trace_credits + 1 where id = ?${condition}`;

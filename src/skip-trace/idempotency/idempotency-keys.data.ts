@@ -3,6 +3,10 @@
  * claims it (a row without an outcome, held by `claim_token` until `lease_expires_at`), then
  * stores its answer there, or releases it (deletes the row) when its answer is not to be kept.
  * Raw SQL: every keyed skip trace runs these statements.
+ *
+ * A stored 200 also counts its `carriers`: the responses that carried it (its first request's and
+ * each replay's) and were not lost. Its charge is refunded only by the statement that takes the
+ * last one away, so once any response was written in full the charge is final.
  */
 import type { Sql } from '../../infra/database/sql.js';
 
@@ -14,6 +18,8 @@ export interface StoredKey<Outcome> {
   fingerprint: string;
   /** Null while the first request is in flight. */
   outcome: Outcome | null;
+  /** No answer, and the claim's lease ran out (or its answer was forgotten): the next request claims it. */
+  lapsed: boolean;
 }
 
 /**
@@ -30,7 +36,7 @@ export async function claimKey(
      values (?, ?, ?, ?, now() + ?::integer * interval '1 millisecond', now() + ${RETENTION})
      on conflict (organization_id, idempotency_key) do update
        set fingerprint = excluded.fingerprint, claim_token = excluded.claim_token, lease_expires_at = excluded.lease_expires_at,
-           request_id = null, outcome = null, created_at = now(), expires_at = excluded.expires_at
+           request_id = null, outcome = null, carriers = 0, created_at = now(), expires_at = excluded.expires_at
        where k.expires_at <= now() or (k.outcome is null and k.lease_expires_at <= now())
      returning claim_token`,
     [claim.organizationId, claim.key, claim.fingerprint, claim.token, claim.leaseMs],
@@ -38,14 +44,30 @@ export async function claimKey(
   return rows[0]?.claim_token === claim.token;
 }
 
-/** The live (unexpired) row of `key`, or null. */
-export async function findKey<Outcome>(sql: Sql, organizationId: string, key: string): Promise<StoredKey<Outcome> | null> {
-  const [row] = await sql.execute<{ fingerprint: string; outcome: Outcome | string | null }[]>(
-    `select fingerprint, outcome from skip_trace_idempotency_keys where organization_id = ? and idempotency_key = ? and expires_at > now()`,
-    [organizationId, key],
+/**
+ * The live (unexpired) row of `key`, or null. When it holds a 200's answer to the same body
+ * (`fingerprint`), the caller's response is counted as one more of its carriers by the same
+ * statement, so no refund can come between reading the answer and holding it: the refund either
+ * ran first (and the answer reads as forgotten) or sees this carrier.
+ */
+export async function readKeyForReplay<Outcome>(
+  sql: Sql,
+  organizationId: string,
+  key: string,
+  fingerprint: string,
+): Promise<StoredKey<Outcome> | null> {
+  const [row] = await sql.execute<{ fingerprint: string; outcome: Outcome | string | null; lapsed: boolean }[]>(
+    `update skip_trace_idempotency_keys set carriers = carriers + (fingerprint = ? and request_id is not null)::integer
+      where organization_id = ? and idempotency_key = ? and expires_at > now()
+      returning fingerprint, outcome, (outcome is null and lease_expires_at <= now()) as lapsed`,
+    [fingerprint, organizationId, key],
   );
   if (!row) return null;
-  return { fingerprint: row.fingerprint, outcome: typeof row.outcome === 'string' ? (JSON.parse(row.outcome) as Outcome) : row.outcome };
+  return {
+    fingerprint: row.fingerprint,
+    outcome: typeof row.outcome === 'string' ? (JSON.parse(row.outcome) as Outcome) : row.outcome,
+    lapsed: row.lapsed,
+  };
 }
 
 /**
@@ -76,12 +98,13 @@ export const CLAIM_CTE = `claim as (select from skip_trace_idempotency_keys
      where organization_id = ? and idempotency_key = ? and claim_token = ? and outcome is null for update)`;
 
 /**
- * Stores the answer of the request holding the claim (locked by CLAIM_CTE), as a CTE of the same
- * statement, only when `charged` holds a row. `outcome`: an SQL expression of the answer (it may
- * read `charged`). `?`: those of `outcome`, then the request id, organization, key, token.
+ * Stores the 200 of the request holding the claim (locked by CLAIM_CTE), as a CTE of the same
+ * statement, only when `charged` holds a row; the request's own response is its first carrier.
+ * `outcome`: an SQL expression of the answer (it may read `charged`). `?`: those of `outcome`,
+ * then the request id, organization, key, token.
  */
 export const storeOutcomeCte = (outcome: string) =>
-  `stored as (update skip_trace_idempotency_keys set outcome = ${outcome}, request_id = ?::uuid from charged
+  `stored as (update skip_trace_idempotency_keys set outcome = ${outcome}, request_id = ?::uuid, carriers = 1 from charged
      where organization_id = ? and idempotency_key = ? and claim_token = ?)`;
 
 /** Gives up the claim `token` without an answer, so the key's next request runs anew. */
@@ -94,10 +117,20 @@ export async function releaseKey(sql: Sql, claim: { organizationId: string; key:
 }
 
 /**
- * Forgets the answer that carried request `requestId`'s charge, as a CTE of the refund's one
- * statement (../trace.data.ts): only when `removed` (the ledger charge) holds a row. `?`: the request id.
+ * A response that carried request `requestId`'s stored answer was lost, as the CTEs of the
+ * refund's one statement (../trace.data.ts): `lost` takes its carrier away. When that was the last
+ * one, the same update forgets the answer (the key then reads as a claim whose lease ran out long
+ * ago, whatever the clocks, so the key's next request takes it over and runs anew) and `forgotten`
+ * holds a row: the charge is to be refunded. The update holds the row's lock until the statement
+ * commits, so a replay reading the answer at the same moment waits for it. `?`: the request id.
  */
-export const FORGET_ANSWER_OF_REFUND = `forgotten as (delete from skip_trace_idempotency_keys where request_id = ?::uuid and exists (select from removed))`;
+export const LOSE_CARRIER_CTES = `lost as (update skip_trace_idempotency_keys
+     set carriers = carriers - 1,
+         outcome = case when carriers = 1 then null else outcome end,
+         request_id = case when carriers = 1 then null else request_id end,
+         lease_expires_at = case when carriers = 1 then '-infinity' else lease_expires_at end
+     where request_id = ?::uuid and carriers > 0 returning carriers),
+   forgotten as (select from lost where carriers = 0)`;
 
 /**
  * Deletes up to `batch` keys whose 24 h are over; the number deleted. Rows another instance's

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, type ErrorDetail, type ErrorKind } from '../../common/errors.js';
 import type { IdempotencyKey } from '../../graphql/context.js';
 import type { Sql } from '../../infra/database/sql.js';
-import { claimKey, findKey, releaseKey, storeOutcome, storeOutcomeCte } from './idempotency-keys.data.js';
+import { claimKey, readKeyForReplay, releaseKey, storeOutcome, storeOutcomeCte } from './idempotency-keys.data.js';
 
 /** What a keyed request's answer leaves for its replays: its result, or its error as the caller saw it. */
 export type StoredAnswer<Result> =
@@ -22,7 +22,8 @@ const CLAIM_ATTEMPTS = 3;
 
 /**
  * Starts a request that carries an Idempotency-Key (Stripe's model): it claims the key and runs,
- * or gets the stored answer of the key's first request to replay. The same key with another body
+ * or gets the stored answer of the key's first request to replay (a 200's replay must report its
+ * response's loss, as its first request does: see ../trace.data.ts). The same key with another body
  * is `idempotency_key_reused`; while its first request is still in flight, `idempotency_key_in_use`.
  * Keys are per organization.
  */
@@ -35,9 +36,10 @@ export async function beginIdempotentRequest<Result>(
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     const claim = { organizationId, key: idempotency.key, token: randomUUID() };
     if (await claimKey(sql, { ...claim, fingerprint: idempotency.fingerprint, leaseMs })) return { claim };
-    const stored = await findKey<StoredAnswer<Result>>(sql, organizationId, idempotency.key);
-    // Released or expired since the claim was refused: claim it again.
-    if (!stored) continue;
+    // A 200 read here counts the caller's response as one of its carriers (see readKeyForReplay).
+    const stored = await readKeyForReplay<StoredAnswer<Result>>(sql, organizationId, idempotency.key, idempotency.fingerprint);
+    // Released, expired or forgotten since the claim was refused: claim it again.
+    if (!stored || stored.lapsed) continue;
     if (stored.fingerprint !== idempotency.fingerprint)
       throw new AppError('idempotency_key_reused', 'This Idempotency-Key was already used with a different body; use a new key.', [
         { path: HEADER, message: 'was already used with a different body' },
