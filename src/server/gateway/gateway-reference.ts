@@ -90,7 +90,8 @@ export function gatewayReference(registry: OperationRegistry): RouteReference {
         },
       },
     }),
-    errors: ['unknown_operation', 'insufficient_scope'],
+    // concurrency_limit: a key's stream past its limit; a user's writes past the marks queued for them.
+    errors: ['unknown_operation', 'insufficient_scope', 'concurrency_limit'],
     examples: Object.fromEntries(
       operations.map((op) => [
         op.operationId,

@@ -53,7 +53,7 @@ const MEANINGS: Partial<Record<ErrorKind, string>> = {
   unsupported_media_type: 'a `Content-Type` other than `application/json`',
   invalid_request: 'body not a JSON object, wrong types, unknown fields, out-of-range values, a malformed HTTP request',
   rate_limited: 'over the rate window; see `Retry-After`',
-  concurrency_limit: 'too many requests in flight for the key; `Retry-After: 1`',
+  concurrency_limit: 'too many requests or streams in flight for the key (or its user); see `Retry-After`',
   internal_error: 'unexpected; the message never carries internals',
   timeout: 'not finished in time; retry',
 };
