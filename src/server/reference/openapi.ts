@@ -326,6 +326,8 @@ export function buildOpenApiDocument(sources: OpenApiSources): OpenApiObject {
     info: {
       title: 'CRM developer API',
       version: API_VERSION,
+      contact: { name: 'The CRM platform team, who issue your keys' },
+      license: { name: 'Proprietary: for customers of the CRM, under their agreement', identifier: 'LicenseRef-Proprietary' },
       description: [
         'The server-to-server API of a real-estate CRM: the notifications feed through one gateway endpoint, and skip trace. Keys are secrets for servers: never put them in browser or mobile code; no response carries CORS headers.',
         '',
