@@ -1,8 +1,9 @@
 /**
  * `npm run lint:openapi`: the OpenAPI document the service serves, linted by Redocly's
- * recommended rules and Spectral's `spectral:oas` ruleset, a warning of either failing the run. The service is built in embedded mode
- * (in memory), the document is asked of it like any caller would, written to a temporary file
- * and handed to both linters, offline: no telemetry, no update check, no remote ruleset.
+ * recommended rules and Spectral's `spectral:oas` ruleset; a warning of either fails the run.
+ * The service is built in embedded mode (in memory), the document is asked of it as a caller
+ * would, written to a temporary file and handed to both linters, offline: no telemetry, no
+ * update check, no remote ruleset.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
