@@ -15,6 +15,7 @@ import { registeredRestRoutes } from '../../src/server/rest/rest-route.js';
 import { seedDemo } from '../../src/server/demo-seed.js';
 import { REST_STATUS } from '../support/contract.js';
 import { startService, type TestService } from '../support/harness.js';
+import { responseProblem } from '../support/openapi-responses.js';
 
 type Schema = Record<string, any>;
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
@@ -235,6 +236,22 @@ describe('GET /openapi.json: where to send requests, and what each route can ans
       expect(result.status, `${name}: ${result.text}`).toBe(200);
       expect(result.body.status, name).toBe('records_found');
     }
+  });
+});
+
+describe("the harness's check of every response against the document", () => {
+  it('names the route, the status and what differs; passes what the document allows; leaves undocumented routes and SSE alone', () => {
+    const call = { method: 'POST', url: `${service.baseUrl}/api/v1/call`, contentType: 'application/json', text: '{}' };
+    expect(responseProblem(document, { ...call, status: 418, body: {} })).toMatch(
+      /^POST \/api\/v1\/call .*answered 418, a status the OpenAPI document does not list \(it lists 200, .*429, 500\)/,
+    );
+    expect(responseProblem(document, { ...call, status: 429, body: { error: { code: 'teapot', message: 'x' } } })).toMatch(
+      /answered 429 with a body that does not match the document's schema:\n {2}body\/error\/code must be equal to one of the allowed values/,
+    );
+    expect(responseProblem(document, { ...call, status: 429, body: { error: { code: 'concurrency_limit', message: 'x' } } })).toBeNull();
+    expect(responseProblem(document, { ...call, status: 200, contentType: 'text/event-stream', body: undefined })).toBeNull();
+    expect(responseProblem(document, { ...call, url: `${service.baseUrl}/graphql`, status: 418, body: {} })).toBeNull();
+    expect(responseProblem(document, { ...call, status: 200, body: undefined, text: 'not json' })).toMatch(/a body that is not JSON/);
   });
 });
 
