@@ -101,13 +101,15 @@ describe('GET /docs at first sight', () => {
     'shows the reference in the first screen within 3 s, no loading placeholder left in view, and no control that needs another host',
     () =>
       inPage('/docs', 'docs-first-screen', async (page) => {
-        const opened = Date.now();
+        // Time since the navigation began (performance.now()), so loading the page counts too.
+        const sinceOpened = () => page.evaluate(() => performance.now());
         const heading = page.getByRole('heading', { name: 'CRM developer API', exact: true }).first();
         const firstOperation = page.getByText('Runs a gateway operation named by operationId').first();
         // A person's first screen: the title, and the gateway's call in the sidebar, without scrolling.
-        await expect.poll(() => inFirstScreen(page, heading), { timeout: FIRST_SIGHT_MS, interval: 100 }).toBe(true);
-        await expect.poll(() => inFirstScreen(page, firstOperation), { timeout: FIRST_SIGHT_MS, interval: 100 }).toBe(true);
-        await page.waitForTimeout(Math.max(0, FIRST_SIGHT_MS - (Date.now() - opened)));
+        const shown = async () => (await inFirstScreen(page, heading)) && (await inFirstScreen(page, firstOperation));
+        await expect.poll(shown, { timeout: FIRST_SIGHT_MS, interval: 100 }).toBe(true);
+        expect(await sinceOpened()).toBeLessThan(FIRST_SIGHT_MS);
+        await page.waitForTimeout(Math.max(0, FIRST_SIGHT_MS - (await sinceOpened())));
         expect(await placeholdersInView(page)).toEqual([]);
         expect(await inFirstScreen(page, heading)).toBe(true);
         // Scalar's hosted features (its AI agent, MCP, its web client) and links out are not offered.
