@@ -31,6 +31,8 @@ const DOCS_PAGE = `<!doctype html>
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>CRM developer API reference</title>
     <link rel="icon" href="data:," />
+    <!-- The document downloads while the reference's script is parsed, which it then reads from the cache. -->
+    <link rel="preload" href="/openapi.json" as="fetch" crossorigin="anonymous" />
   </head>
   <body>
     <div id="reference"></div>
@@ -51,7 +53,6 @@ const DOCS_INIT = `Scalar.createApiReference('#reference', ${JSON.stringify({
   withDefaultFonts: false,
   telemetry: false,
   showDeveloperTools: 'never',
-  showToolbar: 'never',
   hideClientButton: true,
   agent: { disabled: true },
   mcp: { disabled: true },
