@@ -99,6 +99,9 @@ const placeholdersInView = (page: Page) =>
 describe('GET /docs at first sight', () => {
   it(
     'shows the reference in the first screen within 3 s, no loading placeholder left in view, and no control that needs another host',
+    // Each attempt is a cold first visit in a fresh context; a retry absorbs a moment when the
+    // test machine's CPU is taken by other work (parsing Scalar's 4 MB script is CPU-bound).
+    { timeout: 3 * UI_TIMEOUT, retry: 2 },
     () =>
       inPage('/docs', 'docs-first-screen', async (page) => {
         // Time since the navigation began (performance.now()), so loading the page counts too.
@@ -127,7 +130,6 @@ describe('GET /docs at first sight', () => {
           .poll(() => page.locator('pre, code').filter({ hasText: 'curl' }).first().innerText(), { timeout: UI_TIMEOUT })
           .toContain(`${origin}/api/v1/call`);
       }),
-    3 * UI_TIMEOUT,
   );
 });
 
