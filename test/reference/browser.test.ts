@@ -155,6 +155,22 @@ describe('GraphiQL in a browser', () => {
   );
 
   it(
+    'a wrong key, then the right one: the documentation explorer recovers by itself, without a refresh',
+    () =>
+      inPage('/graphql', 'graphiql-key-corrected', async (page) => {
+        await page.getByText(GRAPHIQL_KEY_NOTE).first().waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+        await page.locator('button[aria-label="Show Documentation Explorer"]').click({ timeout: UI_TIMEOUT });
+        await typeHeaders(page, { Authorization: `Bearer gk_${'x'.repeat(40)}` });
+        await page.getByText('Error fetching schema').first().waitFor({ state: 'visible', timeout: UI_TIMEOUT });
+        await typeHeaders(page, { Authorization: `Bearer ${user.key}` });
+        await expect
+          .poll(() => page.locator('.graphiql-doc-explorer-root-type').allInnerTexts(), { timeout: 10_000, interval: 250 })
+          .toEqual(expect.arrayContaining(['query', 'mutation']));
+      }),
+    3 * UI_TIMEOUT,
+  );
+
+  it(
     'shows where the key goes, runs a query with a key typed into its headers tab and shows the result, loading nothing from another host',
     () =>
       inPage('/graphql', 'graphiql', async (page) => {

@@ -4,9 +4,10 @@
  * GraphiQL fetches the schema once, when the page opens, with whatever headers it has then: none,
  * so `/graphql` answers 401 and GraphiQL shows that error and "Error fetching schema" until its
  * refresh button is clicked. The script (run before GraphiQL's, so GraphiQL's fetch is this one):
- * - holds a schema request that carries no key, instead of sending it to be refused;
- * - watches the headers tab; once it holds a key, sends the held request with those headers, so
- *   the documentation explorer fills in;
+ * - sends a schema request that carries no key with the key the headers tab holds, or, when it
+ *   holds none, keeps the request until it does (instead of sending it to be refused);
+ * - watches the headers tab; once it holds a key, sends the kept request with it, so the
+ *   documentation explorer fills in;
  * - when the last schema request failed (a wrong key) and the headers change, refetches it.
  * Nothing is stored: the headers tab is read where GraphiQL shows it.
  */
@@ -21,13 +22,6 @@ const SCRIPT = String.raw`(() => {
     typeof input === 'string' && new URL(input, location.href).pathname === '/graphql' &&
     typeof init?.body === 'string' && init.body.includes('__schema');
 
-  window.fetch = (input, init) => {
-    if (!isSchemaRequest(input, init)) return nativeFetch(input, init);
-    if (!HAS_KEY.test(new Headers(init.headers).get('authorization') ?? ''))
-      return new Promise((resolve, reject) => { held = { input, init, resolve, reject }; });
-    return nativeFetch(input, init).then((response) => { schemaLoaded = response.ok; return response; });
-  };
-
   // The headers editor's text, line by line as the editor lays them out.
   const readHeaders = () => {
     const lines = document.querySelectorAll('section.graphiql-editor-tool[aria-label="Headers"] .graphiql-editor:not(.hidden) .view-line');
@@ -37,18 +31,36 @@ const SCRIPT = String.raw`(() => {
       .join('\n');
   };
 
-  const headersChanged = (text) => {
+  // The request's headers with what the headers tab holds, or null when that gives no key.
+  const withEnteredHeaders = (init, text) => {
     let entered;
-    try { entered = JSON.parse(text.trim() || '{}'); } catch { return; }
-    if (!entered || typeof entered !== 'object' || Array.isArray(entered)) return;
-    const headers = new Headers(held ? held.init.headers : undefined);
+    try { entered = JSON.parse(text.trim() || '{}'); } catch { return null; }
+    if (!entered || typeof entered !== 'object' || Array.isArray(entered)) return null;
+    const headers = new Headers(init?.headers);
     for (const [name, value] of Object.entries(entered)) headers.set(name, String(value));
-    if (!HAS_KEY.test(headers.get('authorization') ?? '')) return;
+    return HAS_KEY.test(headers.get('authorization') ?? '') ? headers : null;
+  };
+
+  const sendSchemaRequest = (input, init) =>
+    nativeFetch(input, init).then((response) => { schemaLoaded = response.ok; return response; });
+
+  window.fetch = (input, init) => {
+    if (!isSchemaRequest(input, init)) return nativeFetch(input, init);
+    if (HAS_KEY.test(new Headers(init.headers).get('authorization') ?? '')) return sendSchemaRequest(input, init);
+    // Sent without a key (GraphiQL read its headers before one was typed, or retries with them).
+    const headers = withEnteredHeaders(init, readHeaders());
+    if (headers) return sendSchemaRequest(input, { ...init, headers });
+    return new Promise((resolve, reject) => { held = { input, init, resolve, reject }; });
+  };
+
+  const headersChanged = (text) => {
     if (held) {
+      const headers = withEnteredHeaders(held.init, text);
+      if (!headers) return;
       const { input, init, resolve, reject } = held;
       held = null;
-      window.fetch(input, { ...init, headers }).then(resolve, reject);
-    } else if (!schemaLoaded) {
+      sendSchemaRequest(input, { ...init, headers }).then(resolve, reject);
+    } else if (!schemaLoaded && withEnteredHeaders(undefined, text)) {
       const refetch = document.querySelector('button[aria-label^="Re-fetch GraphQL schema"]');
       if (refetch && !refetch.disabled) refetch.click();
     }
