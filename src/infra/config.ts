@@ -65,6 +65,10 @@ const envSchema = z.object({
   STREAM_IDLE_TIMEOUT_MS: int(30000),
   SEED_DEMO: bool(true),
   TRUST_PROXY: bool(false),
+  PUBLIC_URL: z.preprocess(
+    emptyAsUndefined,
+    z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL, e.g. https://api.example.com' }).optional(),
+  ),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -109,6 +113,8 @@ export interface Config {
   /** Seeds demo data on first start, only ever into an embedded database. */
   seedDemo: boolean;
   trustProxy: boolean;
+  /** The origin callers reach the service at, for the API reference's `servers`; the request's own when unset. */
+  publicUrl: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -166,5 +172,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     seedDemo: e.SEED_DEMO,
     trustProxy: e.TRUST_PROXY,
+    publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
   };
 }

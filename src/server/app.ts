@@ -141,10 +141,14 @@ export async function buildApp(
   allowOnly(http, '/healthz', ['GET']);
   allowOnly(http, '/readyz', ['GET']);
   // The API reference documents every REST route registered above (and any registered later).
-  registerReferenceRoutes(http, () => ({
-    restRoutes: registeredRestRoutes(http),
-    documentedRoutes: [serviceIndexReference, ...discoveryReference, ...healthReference, metricsReference, ...referenceRoutesReference],
-  }));
+  registerReferenceRoutes(
+    http,
+    () => ({
+      restRoutes: registeredRestRoutes(http),
+      documentedRoutes: [serviceIndexReference, ...discoveryReference, ...healthReference, metricsReference, ...referenceRoutesReference],
+    }),
+    config.publicUrl,
+  );
 
   return {
     http,

@@ -120,6 +120,8 @@ export const metricsReference: DocumentedRoute = {
   method: 'GET',
   path: '/metrics',
   summary: 'Prometheus metrics of this instance (text format), for the platform token.',
+  description:
+    'Requests by route, operation and status with latencies; skip trace outcomes, credits, cache and provider; rate-limit and concurrency refusals; open streams; the database pool and event-loop lag.',
   tag: 'Service',
   credential: 'platform token',
   rateLimited: true,

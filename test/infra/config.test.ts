@@ -38,6 +38,8 @@ describe('configuration', () => {
     ['REDIS_URL', 'http://localhost'],
     ['LOG_LEVEL', 'loud'],
     ['INTERNAL_API_TOKEN', 'short'],
+    ['PUBLIC_URL', 'api.example.com'],
+    ['PUBLIC_URL', 'ftp://api.example.com'],
   ])('refuses %s=%s, naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));

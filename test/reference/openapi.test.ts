@@ -12,8 +12,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { encodeKeysetCursor, KEYSET_CURSOR_PATTERN } from '../../src/common/keyset-cursor.js';
 import { EARLIEST_TIMESTAMP_MS, LATEST_TIMESTAMP_MS } from '../../src/common/timestamp-range.js';
 import { registeredRestRoutes } from '../../src/server/rest/rest-route.js';
+import { seedDemo } from '../../src/server/demo-seed.js';
 import { REST_STATUS } from '../support/contract.js';
 import { startService, type TestService } from '../support/harness.js';
+import { responseProblem } from '../support/openapi-responses.js';
 
 type Schema = Record<string, any>;
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
@@ -179,6 +181,92 @@ describe('GET /openapi.json', () => {
         expect.arrayContaining(['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']),
       );
     }
+  });
+});
+
+describe('GET /openapi.json: where to send requests, and what each route can answer', () => {
+  it("names the service's own origin in servers, from the Host it was reached at; a garbled Host gets a relative server", async () => {
+    expect(document.servers).toEqual([{ url: service.baseUrl, description: expect.any(String) }]);
+    const port = new URL(service.baseUrl).port;
+    const asked = async (host: string) => {
+      const { request } = await import('node:http');
+      return new Promise<Schema>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/openapi.json', headers: { host } }, (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => resolve(JSON.parse(text) as Schema));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    };
+    expect((await asked(`API.Example.com:${port}`)).servers[0].url).toBe(`http://api.example.com:${port}`);
+    expect((await asked('[::1]:8080')).servers[0].url).toBe('http://[::1]:8080');
+    for (const spoofed of ['evil.com/"><script>', 'a b', 'x@evil.com', 'evil.com:99999999'])
+      expect((await asked(spoofed)).servers[0].url, spoofed).toBe('/');
+  });
+
+  it('a configured PUBLIC_URL is the server, whatever the Host', async () => {
+    const behindProxy = await startService({ PUBLIC_URL: 'https://api.example.com/' });
+    try {
+      expect((await behindProxy.request('/openapi.json')).body.servers).toEqual([
+        { url: 'https://api.example.com', description: expect.any(String) },
+      ]);
+    } finally {
+      await behindProxy.close();
+    }
+  });
+
+  it("the gateway's 429 allows concurrency_limit (a key's stream past its limit, a user's writes past their queue) with Retry-After", () => {
+    const tooMany = document.paths['/api/v1/call'].post.responses['429'];
+    expect(tooMany.content['application/json'].schema.allOf[1].properties.error.properties.code.enum.sort()).toEqual([
+      'concurrency_limit',
+      'rate_limited',
+    ]);
+    expect(tooMany.headers['Retry-After']).toBeDefined();
+  });
+
+  it('the skip trace examples are bodies the service accepts: each traces a demo property and answers 200', async () => {
+    const examples = document.paths['/api/v1/skiptrace'].post.requestBody.content['application/json'].examples as Record<string, Schema>;
+    expect(Object.keys(examples).length).toBeGreaterThan(0);
+    // The data of an embedded first start, which the examples are written for.
+    const demo = await seedDemo(service.app.services.orm.em.fork());
+    for (const [name, example] of Object.entries(examples)) {
+      const result = await service.request('/api/v1/skiptrace', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${demo.skipTraceKey}` },
+        body: JSON.stringify(example.value),
+      });
+      expect(result.status, `${name}: ${result.text}`).toBe(200);
+      expect(result.body.status, name).toBe('records_found');
+    }
+  });
+
+  it("the gateway's examples are calls the service answers with 200, as the page's code samples send them", async () => {
+    const examples = document.paths['/api/v1/call'].post.requestBody.content['application/json'].examples as Record<string, Schema>;
+    const user = await service.provision({ scopes: ['READ', 'WRITE'] });
+    for (const [name, example] of Object.entries(examples)) {
+      // A stream answers as it goes; the page shows it the same example, with Accept: text/event-stream.
+      if (name === 'watchNotifications') continue;
+      const result = await service.call(user.key, example.value);
+      expect(result.status, `${name}: ${result.text}`).toBe(200);
+    }
+  });
+});
+
+describe("the harness's check of every response against the document", () => {
+  it('names the route, the status and what differs; passes what the document allows; leaves undocumented routes and SSE alone', () => {
+    const call = { method: 'POST', url: `${service.baseUrl}/api/v1/call`, contentType: 'application/json', text: '{}' };
+    expect(responseProblem(document, { ...call, status: 418, body: {} })).toMatch(
+      /^POST \/api\/v1\/call .*answered 418, a status the OpenAPI document does not list \(it lists 200, .*429, 500\)/,
+    );
+    expect(responseProblem(document, { ...call, status: 429, body: { error: { code: 'teapot', message: 'x' } } })).toMatch(
+      /answered 429 with a body that does not match the document's schema:\n {2}body\/error\/code must be equal to one of the allowed values/,
+    );
+    expect(responseProblem(document, { ...call, status: 429, body: { error: { code: 'concurrency_limit', message: 'x' } } })).toBeNull();
+    expect(responseProblem(document, { ...call, status: 200, contentType: 'text/event-stream', body: undefined })).toBeNull();
+    expect(responseProblem(document, { ...call, url: `${service.baseUrl}/graphql`, status: 418, body: {} })).toBeNull();
+    expect(responseProblem(document, { ...call, status: 200, body: undefined, text: 'not json' })).toMatch(/a body that is not JSON/);
   });
 });
 

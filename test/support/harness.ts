@@ -3,6 +3,7 @@ import type { DestinationStream } from 'pino';
 import { createLogger } from '../../src/infra/logger.js';
 import { buildApp, type App } from '../../src/server/app.js';
 import { loadConfig } from '../../src/infra/config.js';
+import { responseProblem } from './openapi-responses.js';
 
 /**
  * Starts the real service on an ephemeral port. With DATABASE_URL / REDIS_URL set (CI) it uses
@@ -61,6 +62,10 @@ export async function startService(
   const address = app.http.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 
+  // The service's own OpenAPI document, asked for once: every response below is checked against it.
+  let openApiDocument: Promise<any> | undefined;
+  const documented = () => (openApiDocument ??= fetch(`${baseUrl}/openapi.json`).then((response) => response.json()));
+
   const request = async (path: string, init: RequestInit = {}): Promise<HttpResult> => {
     const response = await fetch(baseUrl + path, init);
     const text = await response.text();
@@ -70,6 +75,15 @@ export async function startService(
     } catch {
       body = undefined;
     }
+    const problem = responseProblem(await documented(), {
+      method: (init.method ?? 'GET').toUpperCase(),
+      url: response.url,
+      status: response.status,
+      contentType: response.headers.get('content-type'),
+      body,
+      text,
+    });
+    if (problem) throw new Error(`Response not as the OpenAPI document describes it: ${problem}`);
     return { status: response.status, headers: response.headers, body, text };
   };
 

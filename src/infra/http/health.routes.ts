@@ -35,6 +35,7 @@ export const healthReference = [
     method: 'GET',
     path: '/healthz',
     summary: 'The process is up. Public.',
+    description: 'Answers while the process serves requests; it asks nothing of the database or Redis (that is `/readyz`).',
     tag: 'Service',
     responses: {
       200: {
@@ -47,6 +48,7 @@ export const healthReference = [
     method: 'GET',
     path: '/readyz',
     summary: 'Ready for traffic: migrations done, the database and Redis (when configured) answer. Public.',
+    description: 'For a load balancer: 503 while starting, or while a backend does not answer, with which one in the body.',
     tag: 'Service',
     responses: {
       200: { description: 'Ready.', schema: READINESS },

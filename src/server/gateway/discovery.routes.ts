@@ -48,6 +48,8 @@ export const discoveryReference: readonly DocumentedRoute[] = [
     method: 'GET',
     path: '/api/v1/operations',
     summary: "The gateway's operations, with their JSON Schemas. Public.",
+    description:
+      'Each operation with its scope, type, GraphQL document and the JSON Schemas (draft 2020-12) of its variables and result, derived from the GraphQL schema.',
     tag: 'Notifications gateway',
     responses: {
       200: {
@@ -66,6 +68,7 @@ export const discoveryReference: readonly DocumentedRoute[] = [
     method: 'GET',
     path: '/api/v1/operations/{operationId}',
     summary: 'One gateway operation, with its JSON Schemas. Public.',
+    description: 'The entry of `GET /api/v1/operations` for one `operationId`; `404 not_found` for any other.',
     tag: 'Notifications gateway',
     pathParameters: { operationId: { description: 'An operationId of `GET /api/v1/operations`.', schema: { type: 'string' } } },
     responses: {

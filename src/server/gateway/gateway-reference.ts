@@ -26,6 +26,8 @@ function exampleOf(schema: JsonSchema): unknown {
   return Object.fromEntries(required.map((name) => [name, exampleOf(properties[name] ?? {})]));
 }
 
+const oneOrAnyOf = (schemas: JsonSchema[]): JsonSchema => (schemas.length === 1 ? schemas[0] : { anyOf: schemas });
+
 /**
  * `POST /api/v1/call` in the API reference: one request and one response schema per operationId,
  * from the same schemas discovery publishes. The body is one of the operations' call schemas,
@@ -86,7 +88,8 @@ export function gatewayReference(registry: OperationRegistry): RouteReference {
       streams: {
         'text/event-stream': {
           description: `With \`Accept: text/event-stream\`, for ${streams.map((op) => `\`${op.operationId}\``).join(', ')}: Server-Sent Events (GraphQL over SSE); each \`next\` event's data is \`{"data": <event>}\`, as ${streams.map((op) => `\`${names(op.operationId).response}\``).join(', ')} describes it.`,
-          schema: { type: 'string' },
+          // An SSE body is text; contentSchema names the JSON its events carry, so tools can find it.
+          schema: { type: 'string', contentSchema: oneOrAnyOf(streams.map((op) => component(names(op.operationId).response))) },
         },
       },
     }),

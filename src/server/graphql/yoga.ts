@@ -10,6 +10,7 @@ import { BATCHING_ENABLED, useGraphqlLimits } from './limits.js';
 import { useIntrospectionBudget } from './introspection-budget.js';
 import type { CompiledDocuments } from './compiled-execution.js';
 import { useEventStreams } from './event-streams.js';
+import { withSchemaOnKey } from './graphiql-schema-on-key.js';
 
 export type Yoga = YogaServerInstance<RequestContext, Context>;
 
@@ -61,6 +62,7 @@ query Feed {
 }
 `,
   // Open at the headers tab, which is where the key goes; headers are never written to storage.
+  // The schema is fetched once a key is there (graphiql-schema-on-key.ts).
   defaultEditorToolsVisibility: 'headers' as const,
   shouldPersistHeaders: false,
 };
@@ -69,7 +71,7 @@ query Feed {
 let graphiqlPage: Promise<string> | undefined;
 const renderLocalGraphiQL = (options: GraphiQLOptions) =>
   (graphiqlPage ??= import('@graphql-yoga/render-graphiql')
-    .then(({ renderGraphiQL }) => renderGraphiQL(options))
+    .then(({ renderGraphiQL }) => withSchemaOnKey(renderGraphiQL(options)))
     .catch((error: unknown) => {
       graphiqlPage = undefined;
       throw error;

@@ -46,7 +46,7 @@ const MEANINGS: Partial<Record<ErrorKind, string>> = {
   insufficient_scope: "the key lacks the operation's scope",
   feature_unavailable: 'skip tracing is disabled for the organization',
   unknown_operation: 'no such operationId',
-  not_found: 'no such route',
+  not_found: 'no such route (a path that does not decode, or a segment over-long, included)',
   method_not_allowed: 'wrong method on a known route',
   request_timeout: 'the headers and body did not arrive within `REQUEST_BODY_TIMEOUT_MS`',
   payload_too_large: 'body over 64 KiB, or headers too large',
@@ -265,7 +265,13 @@ function restOperation(route: RestRoute<Caller>, components: Components): OpenAp
 
 function documentedOperation(route: DocumentedRoute, components: Components): OpenApiObject {
   const rateLimited = route.rateLimited ?? false;
-  const errors = [...HOST_ERRORS, ...(route.credential ? (['invalid_key', 'rate_limited'] as const) : []), ...(route.errors ?? [])];
+  const errors = [
+    ...HOST_ERRORS,
+    ...(route.credential ? (['invalid_key', 'rate_limited'] as const) : []),
+    // A path parameter that does not decode, or is over-long, is no route at all.
+    ...(route.pathParameters ? (['not_found'] as const) : []),
+    ...(route.errors ?? []),
+  ];
   const responses: Record<string, OpenApiObject> = {};
   for (const [status, response] of Object.entries(route.responses)) {
     responses[status] = {
@@ -327,6 +333,8 @@ export function buildOpenApiDocument(sources: OpenApiSources): OpenApiObject {
     info: {
       title: 'CRM developer API',
       version: API_VERSION,
+      contact: { name: 'The CRM platform team, who issue your keys' },
+      license: { name: 'Proprietary: for customers of the CRM, under their agreement', identifier: 'LicenseRef-Proprietary' },
       description: [
         'The server-to-server API of a real-estate CRM: the notifications feed through one gateway endpoint, and skip trace. Keys are secrets for servers: never put them in browser or mobile code; no response carries CORS headers.',
         '',

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { allowOnly } from '../../infra/http/server.js';
 import { selfOnlyContentSecurityPolicy } from '../../infra/http/content-security-policy.js';
 import type { DocumentedRoute } from './documented-route.js';
@@ -31,24 +31,33 @@ const DOCS_PAGE = `<!doctype html>
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>CRM developer API reference</title>
     <link rel="icon" href="data:," />
+    <!-- The document downloads while the reference's script is parsed, which it then reads from the cache. -->
+    <link rel="preload" href="/openapi.json" as="fetch" crossorigin="anonymous" />
   </head>
   <body>
-    <div id="api-reference"></div>
+    <div id="reference"></div>
     <script src="/docs/scalar.js"></script>
     <script src="/docs/init.js"></script>
   </body>
 </html>
 `;
 
-// Fonts, telemetry and Scalar's hosted services (its AI agent, MCP) off: everything comes from this service.
-const DOCS_INIT = `Scalar.createApiReference('#api-reference', ${JSON.stringify({
+/**
+ * Fonts, telemetry and Scalar's hosted services (its AI agent, MCP, its web API client) off, and
+ * its "Powered by Scalar" link hidden: everything on the page works from this service alone. The
+ * element is not `#api-reference`: the bundle mounts a second, unconfigured reference on an element
+ * with that id by itself.
+ */
+const DOCS_INIT = `Scalar.createApiReference('#reference', ${JSON.stringify({
   url: '/openapi.json',
   withDefaultFonts: false,
   telemetry: false,
   showDeveloperTools: 'never',
+  hideClientButton: true,
   agent: { disabled: true },
   mcp: { disabled: true },
   documentDownloadType: 'json',
+  customCss: 'a[href^="https://www.scalar.com"] { display: none !important; }',
 })});
 `;
 
@@ -60,6 +69,7 @@ export const referenceRoutesReference: readonly DocumentedRoute[] = [
     method: 'GET',
     path: '/openapi.json',
     summary: 'This document: OpenAPI 3.1, generated from the route declarations and the GraphQL schema. Public.',
+    description: '`servers` names the origin the document was fetched from, or `PUBLIC_URL` when the service is configured with one.',
     tag: 'Service',
     responses: { 200: { description: 'The OpenAPI document.', schema: { type: 'object' } } },
   },
@@ -67,22 +77,47 @@ export const referenceRoutesReference: readonly DocumentedRoute[] = [
     method: 'GET',
     path: '/docs',
     summary: 'The API reference page, rendered from /openapi.json with assets served by this service. Public.',
+    description: 'Works offline: its scripts come from this service and it loads nothing from another host.',
     tag: 'Service',
     responses: { 200: { description: 'An HTML page.', mediaType: 'text/html', schema: { type: 'string' } } },
   },
 ];
 
+/** A Host a server URL may carry: a DNS name, or an IPv4 or bracketed IPv6 literal, and a port. */
+const PLAIN_HOST =
+  /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]{2,45}\])(?::\d{1,5})?$/i;
+
+/**
+ * The document's `servers`: the configured public URL, else the origin the caller reached (its Host,
+ * or X-Forwarded-Host / -Proto behind a trusted proxy), so the page's code samples name the host. A
+ * Host that is not a plain host name (spoofed or garbled) only changes the caller's own copy, and
+ * then to a relative server rather than to whatever it sent.
+ */
+function serverOf(request: FastifyRequest, publicUrl: string | undefined) {
+  if (publicUrl) return { url: publicUrl, description: 'This service.' };
+  const host = request.host;
+  if (host.length <= 260 && PLAIN_HOST.test(host))
+    return { url: `${request.protocol}://${host.toLowerCase()}`, description: 'This service.' };
+  return { url: '/', description: 'This service (the origin this document was fetched from).' };
+}
+
 /**
  * `GET /openapi.json` and `GET /docs` (with its two scripts), public like discovery. The document
  * is built once, when the app is ready, from every route registered by then (Fastify answers no
- * request before its ready hooks have run).
+ * request before its ready hooks have run); only its `servers` is written per request.
  */
-export function registerReferenceRoutes(app: FastifyInstance, sources: () => OpenApiSources) {
-  let document: string | undefined;
+export function registerReferenceRoutes(app: FastifyInstance, sources: () => OpenApiSources, publicUrl: string | undefined) {
+  let withServers: ((servers: object[]) => string) | undefined;
   app.addHook('onReady', async () => {
-    document = JSON.stringify(buildOpenApiDocument(sources()));
+    const { openapi, ...rest } = buildOpenApiDocument(sources());
+    // Serialized once: the per-request part is spliced in after `openapi`, where OpenAPI puts it.
+    const head = `{"openapi":${JSON.stringify(openapi)},"servers":`;
+    const tail = `,${JSON.stringify(rest).slice(1)}`;
+    withServers = (servers) => head + JSON.stringify(servers) + tail;
   });
-  app.get('/openapi.json', async (_request, reply) => reply.type('application/json; charset=utf-8').send(document));
+  app.get('/openapi.json', async (request, reply) =>
+    reply.type('application/json; charset=utf-8').send(withServers?.([serverOf(request, publicUrl)])),
+  );
   app.get('/docs', async (_request, reply) =>
     reply.type('text/html; charset=utf-8').header('Content-Security-Policy', DOCS_CONTENT_SECURITY_POLICY).send(DOCS_PAGE),
   );

@@ -14,7 +14,7 @@ const USAGE_DOCUMENT = parse(`query skipTraceUsage($from: DateTime, $to: DateTim
 /** A GET route of the skip trace key that runs one query, its query parameters as the variables and its result as the body. */
 function skipTraceQueryRoute(
   schema: GraphQLSchema,
-  declaration: { path: string; summary: string; document: DocumentNode },
+  declaration: { path: string; summary: string; description: string; document: DocumentNode },
 ): RestRoute<OrganizationPrincipal> {
   const operation = prepareOperation(schema, declaration.document);
   return {
@@ -28,6 +28,7 @@ function skipTraceQueryRoute(
     detailPath: (path) => path.replace(/^variables\.?/, '') || '(query)',
     invalidMessage: 'The query parameters are invalid.',
     respond: (value) => value,
+    reference: { description: declaration.description },
   };
 }
 
@@ -36,6 +37,8 @@ export const skipTraceAccountRoute = (schema: GraphQLSchema) =>
   skipTraceQueryRoute(schema, {
     path: '/api/v1/skiptrace/account',
     summary: "The organization's skip trace account: whether it may trace, its credits, its key's limits. Costs no credit.",
+    description:
+      "`{organizationId, skipTraceEnabled, credits, rateLimitPerMinute, maxInFlight}` of the key's organization. Counts against the key's rate window; charges nothing.",
     document: ACCOUNT_DOCUMENT,
   });
 
@@ -44,5 +47,7 @@ export const skipTraceUsageRoute = (schema: GraphQLSchema) =>
   skipTraceQueryRoute(schema, {
     path: '/api/v1/skiptrace/usage',
     summary: "The organization's skip trace calls, newest first (keyset pages): outcome, whether charged, cache hit. Costs no credit.",
+    description:
+      "Every call of the organization that passed the credential check, so each charge can be reconciled by the `id` its response carried. `from` and `to` bound `createdAt` (ISO 8601); `nextCursor` is null on the last page. Counts against the key's rate window; charges nothing.",
     document: USAGE_DOCUMENT,
   });

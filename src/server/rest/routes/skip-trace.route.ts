@@ -78,6 +78,27 @@ export function skipTraceRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
       body: inputBodySchema(operation, 'input'),
       response: withoutProperties(operation.result, BILLING_FIELDS),
       errors: ['feature_unavailable', 'insufficient_credits', 'timeout'],
+      // Bodies the service accepts as shown (the embedded demo data holds both properties).
+      examples: {
+        address: {
+          summary: 'An address',
+          value: { address: { line1: '123 Main Street', line2: 'Apt 4', city: 'Austin', state: 'TX', zip: '78701' } },
+        },
+        person: {
+          summary: 'An address and one of its owners',
+          value: {
+            address: { line1: '123 Main St #4', city: 'Austin', state: 'TX', zip: '78701' },
+            actor: { type: 'person', firstName: 'Jane', lastName: 'Smith' },
+          },
+        },
+        entity: {
+          summary: 'An address and its owning company',
+          value: {
+            address: { line1: '456 Oak Avenue', city: 'Austin', state: 'TX', zip: '78702' },
+            actor: { type: 'entity', name: 'Acme Holdings LLC' },
+          },
+        },
+      },
     },
     // The mutation audits every call it runs; refusals before it (concurrency, body) are audited here.
     // The rate window's are not: a request it refused writes nothing (rest-route.ts).
