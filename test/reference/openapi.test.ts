@@ -230,7 +230,7 @@ describe('GET /openapi.json: where to send requests, and what each route can ans
     const examples = document.paths['/api/v1/skiptrace'].post.requestBody.content['application/json'].examples as Record<string, Schema>;
     expect(Object.keys(examples).length).toBeGreaterThan(0);
     // The data of an embedded first start, which the examples are written for.
-    const demo = await seedDemo(service.app.services.orm.em.fork());
+    const demo = await seedDemo(service.app.services.orm.em.fork(), service.app.services.config.limits.maxKeysPerUser);
     for (const [name, example] of Object.entries(examples)) {
       const result = await service.request('/api/v1/skiptrace', {
         method: 'POST',
