@@ -24,6 +24,8 @@ export const serviceIndexReference: DocumentedRoute = {
   method: 'GET',
   path: '/',
   summary: 'Where to look: the API reference, the OpenAPI document, GraphQL and operation discovery. Public.',
+  description:
+    'Public. A new caller starts here: `/docs` is the API reference, `/openapi.json` its document, `/graphql` GraphiQL in a browser.',
   tag: 'Service',
   responses: {
     200: {

@@ -11,7 +11,8 @@ export interface DocumentedRoute {
   /** In OpenAPI form: `/api/v1/operations/{operationId}`. */
   path: string;
   summary: string;
-  description?: string;
+  /** Required: the API reference's linters want every operation described. */
+  description: string;
   /** The reference's section. */
   tag: string;
   /** Path parameters, by name. */
