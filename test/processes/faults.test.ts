@@ -129,7 +129,11 @@ async function expectRecovered() {
     await sleep(250);
   }
   const all = await load(40);
-  expect(all.every((r) => r.status === 200 || r.status === 402)).toBe(true);
+  // A user's marks past the ones waiting for their turn are refused (429 concurrency_limit): the
+  // load sends ten of one user's marks sixteen requests at a time.
+  const served = (r: { status: number; code?: string }) =>
+    r.status === 200 || r.status === 402 || (r.status === 429 && r.code === 'concurrency_limit');
+  expect(all.filter((r) => !served(r))).toEqual([]);
 }
 
 beforeAll(async () => {
