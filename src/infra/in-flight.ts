@@ -1,4 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
+import { startAtZero } from './metric-series.js';
 
 /**
  * Counts in-flight work per key on this instance; the excess is refused at once rather than
@@ -41,6 +42,6 @@ export function concurrencyRefusals(registry: Registry, kind: string): () => voi
       labelNames: ['kind'] as const,
       registers: [registry],
     });
-  counter.inc({ kind }, 0);
+  startAtZero(counter, [{ kind }]);
   return () => counter.inc({ kind });
 }

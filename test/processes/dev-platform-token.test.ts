@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { npmRun } from '../support/admin-cli.js';
-import { graphql, requireRealBackends, spawnService, type ServiceProcess } from './spawn-service.js';
+import { bannerOf, graphql, requireRealBackends, spawnService, type ServiceProcess } from './spawn-service.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'dev-token-'));
 const tokenFile = join(dataDir, 'platform-token');
@@ -24,15 +24,6 @@ afterAll(async () => {
   await running?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-/** The banner is written right after listen; its bytes may reach the pipe just after /readyz answers. */
-async function bannerOf(service: ServiceProcess): Promise<string> {
-  const deadline = Date.now() + 5_000;
-  while (!/─{72}\n\n/.test(service.stderr.join('')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  const banner = /\n─{72}\n[\s\S]*?─{72}\n/.exec(service.stderr.join(''))?.[0];
-  if (!banner) throw new Error(`no banner on stderr:\n${service.logs.join('')}`);
-  return banner;
-}
 
 const organizations = (service: ServiceProcess, token: string) =>
   graphql(service, '{ organizations(first: 1) { nodes { id } } }', {}, token);

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { json, spawnService, type ServiceProcess } from './spawn-service.js';
+import { bannerOf, json, spawnService, type ServiceProcess } from './spawn-service.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'embedded-start-'));
 // Empty values count as unset (config.ts), overriding the CI environment's real servers.
@@ -23,14 +23,6 @@ afterAll(async () => {
 
 /** Distinct keys in the output (the banner shows each key and then uses it in its curl lines). */
 const printedKeys = (service: ServiceProcess) => [...new Set(service.logs.join('').match(/\b(?:gk|stk)_[0-9A-Za-z]{40}\b/g) ?? [])];
-/** The banner is written right after listen; its bytes may reach the pipe just after /readyz answers. */
-async function bannerOf(service: ServiceProcess): Promise<string> {
-  const deadline = Date.now() + 5_000;
-  while (!/─{72}\n\n/.test(service.stderr.join('')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  const banner = /\n─{72}\n[\s\S]*?─{72}\n/.exec(service.stderr.join(''))?.[0];
-  if (!banner) throw new Error(`no banner on stderr:\n${service.logs.join('')}`);
-  return banner;
-}
 const viewerOf = async (service: ServiceProcess, key: string) =>
   (await json(`${service.url}/api/v1/call`, { bearer: key, body: JSON.stringify({ operationId: 'viewer' }) })).body.data;
 const hintOf = (key: string) => `${key.slice(0, 8)}…${key.slice(-4)}`;

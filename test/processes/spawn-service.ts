@@ -125,6 +125,15 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   };
 }
 
+/** The banner is written right after listen; its bytes may reach the pipe just after /readyz answers. */
+export async function bannerOf(service: ServiceProcess): Promise<string> {
+  const deadline = Date.now() + 5_000;
+  while (!/─{72}\n\n/.test(service.stderr.join('')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const banner = /\n─{72}\n[\s\S]*?─{72}\n/.exec(service.stderr.join(''))?.[0];
+  if (!banner) throw new Error(`no banner on stderr:\n${service.logs.join('')}`);
+  return banner;
+}
+
 export async function json(url: string, init: RequestInit & { bearer?: string; body?: string } = {}) {
   const { bearer, ...rest } = init;
   const response = await fetch(url, {
