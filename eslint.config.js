@@ -12,7 +12,7 @@ export default tseslint.config(
       'data/',
       'bench/.data/',
       'bench/results/',
-      'src/server/gateway/__generated__/',
+      'src/http/gateway/__generated__/',
       'examples/client/__generated__/',
       '**/*.mjs',
     ],

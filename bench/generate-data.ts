@@ -21,7 +21,7 @@ import {
   normalizePersonNamePart,
   standardizeAddress,
   traceCacheKey,
-} from '../src/skip-trace/address/index.js';
+} from '../src/address/index.js';
 import { benchSecret, log, normal, prng, seededUuid, sha256Hex } from './lib/common.js';
 
 export interface Scale {

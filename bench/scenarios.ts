@@ -150,7 +150,7 @@ function share<T>(list: T[], connection: number, connections: number, max = 64):
   return (mine.length ? mine : [list[connection % list.length]]).slice(0, max);
 }
 
-const LIST_DOCUMENT = readFileSync(`${ROOT}/src/server/gateway/operations/listNotifications.graphql`, 'utf8');
+const LIST_DOCUMENT = readFileSync(`${ROOT}/src/http/gateway/operations/listNotifications.graphql`, 'utf8');
 const PEER_FEED = `query feed($userId: UUID!) {
   allNotifications(condition: {userId: $userId}, orderBy: [CREATED_AT_DESC, ROW_ID_DESC], first: 25) {
     nodes { rowId notificationType isSeen title body createdAt seenAt contactId dealId noteId replyId taskId callId actionType actionTargetId }

@@ -1,5 +1,5 @@
 import { Migration } from '@mikro-orm/migrations';
-import { rekeyPropertyRecords } from '../src/skip-trace/records/property-rekey.js';
+import { rekeyPropertyRecords } from '../src/property-records/property-rekey.js';
 
 /**
  * Re-keys property records with the address identity (ADDRESS_KEY_VERSION 2): the first key

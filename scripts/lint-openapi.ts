@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../src/infra/logger.js';
 import { loadConfig } from '../src/infra/config.js';
-import { buildApp } from '../src/server/app.js';
+import { buildApp } from '../src/app/app.js';
 
 /** The origin the linted document names in `servers`, as a deployment would configure it. */
 const LINTED_PUBLIC_URL = 'https://crm-api.test';

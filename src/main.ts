@@ -4,7 +4,7 @@ import { ConfigError, loadConfig, type Config } from './infra/config.js';
 import { beginEmbeddedEngine } from './infra/database/embedded-engine.js';
 import { DataDirInUseError } from './infra/database/data-dir-lock.js';
 import { ensureDevPlatformToken, type DevPlatformToken } from './infra/dev-platform-token.js';
-import type { App } from './server/app.js';
+import type { App } from './app/app.js';
 import type { Logger } from 'pino';
 
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -32,12 +32,12 @@ function devPlatformToken(config: Config): DevPlatformToken | undefined {
 /** The embedded mode's start-up banner, given the port it listens on (known once it does); none on PostgreSQL. */
 async function embeddedBanner(config: Config, app: App, devToken: DevPlatformToken | undefined) {
   if (config.database.kind !== 'embedded' || app.database.kind !== 'embedded') return undefined;
-  const banners = await import('./server/demo-banner.js');
+  const banners = await import('./app/demo-banner.js');
   const dataDir = config.database.dataDir;
   let demoLines: ((api: string) => string) | undefined;
   // Demo data only ever goes into a brand-new embedded database, never into a real one.
   if (config.seedDemo) {
-    const { seedDemo, findSeededDemo } = await import('./server/demo-seed.js');
+    const { seedDemo, findSeededDemo } = await import('./app/demo-seed.js');
     if (app.database.freshEmbedded) {
       const demo = await seedDemo(app.services.orm.em.fork(), config.limits.maxKeysPerUser);
       demoLines = (api) => banners.seededDemoLines(demo, { api, dataDir });
@@ -101,7 +101,7 @@ async function main() {
   const embeddedEngine = config.database.kind === 'embedded' ? (await beginEmbeddedEngine(config.database)).engine : undefined;
   const devToken = devPlatformToken(config);
   if (devToken) config = { ...config, internalApiToken: devToken.token };
-  const { buildApp } = await import('./server/app.js');
+  const { buildApp } = await import('./app/app.js');
   const app = await buildApp(config, log, { embeddedEngine });
   const bannerFor = await embeddedBanner(config, app, devToken);
 

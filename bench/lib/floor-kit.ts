@@ -11,7 +11,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { normalizeActor, standardizeAddress, traceCacheKey } from '../../src/skip-trace/address/index.js';
+import { normalizeActor, standardizeAddress, traceCacheKey } from '../../src/address/index.js';
 
 const env = process.env;
 export const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: Number(env.DATABASE_POOL_MAX ?? 10) });

@@ -1,7 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { User } from '../organizations/user.entity.js';
 
-import type { Scope } from '../graphql/principal.js';
+import type { Scope } from '../schema/principal.js';
 
 /**
  * A gateway key (`gk_…`): acts as its owner user within its scopes. Only the SHA-256 of the secret

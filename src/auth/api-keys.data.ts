@@ -1,6 +1,6 @@
 import type { Em } from '../infra/database/orm.js';
 import type { Sql } from '../infra/database/sql.js';
-import type { Scope, UserRole } from '../graphql/principal.js';
+import type { Scope, UserRole } from '../schema/principal.js';
 import { pgTextArray } from '../common/pg-array.js';
 import { ApiKey } from './api-key.entity.js';
 import { toDate } from '../common/to-date.js';

@@ -5,7 +5,7 @@ import { AppError, badInput } from '../common/errors.js';
 import { getUser, organizationOfUser } from '../organizations/organizations.service.js';
 import { lockUserRow } from '../organizations/organizations.data.js';
 import { listingPage, type Page, type PageArgs } from '../common/listing-page.js';
-import type { Scope } from '../graphql/principal.js';
+import type { Scope } from '../schema/principal.js';
 import { generateSecret, hashSecret, secretHint } from './secrets.js';
 import {
   countActiveApiKeys,

@@ -1,10 +1,10 @@
-import { builder } from '../graphql/builder.js';
-import { pageArgs, pageRef } from '../graphql/listing.js';
-import { SCOPES } from '../graphql/principal.js';
+import { builder } from '../schema/builder.js';
+import { pageArgs, pageRef } from '../schema/listing.js';
+import { SCOPES } from '../schema/principal.js';
 import { createApiKey, listApiKeys, organizationOfApiKey, revokeApiKey, type IssuedKey } from './api-keys.service.js';
 import type { ApiKeyView } from './api-keys.data.js';
 import { organizationOfUser } from '../organizations/organizations.service.js';
-import { issuerOf } from '../graphql/principal.js';
+import { issuerOf } from '../schema/principal.js';
 
 export const ScopeEnum = builder.enumType('Scope', { values: SCOPES });
 

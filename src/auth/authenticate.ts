@@ -1,10 +1,10 @@
 import type { Sql } from '../infra/database/sql.js';
 import { findActiveGatewayKey, type GatewayKeyOwner } from './api-keys.data.js';
-import { anonymous, type Principal, type UserPrincipal } from '../graphql/principal.js';
+import { anonymous, type Principal, type UserPrincipal } from '../schema/principal.js';
 import { hashesEqual, hashSecret, isWellFormedSecret, secretHint, secretsEqual } from './secrets.js';
-import { findActiveSkipTraceKeyByHash } from '../skip-trace/keys/skip-trace-keys.data.js';
+import { findActiveSkipTraceKeyByHash } from './skip-trace-keys/skip-trace-keys.data.js';
 
-declare module '../graphql/context.js' {
+declare module '../schema/context.js' {
   interface Services {
     authenticator: Authenticator;
   }

@@ -10,7 +10,7 @@ import { gatewayKeyOwnerOf, type GatewayKeyOwner, type GatewayKeyOwnerColumns } 
  * field's data (no rows for an unknown or revoked key). The REST handler starts it once the body
  * and variables are read, concurrently with the key's rate window; the principal is settled from
  * the key's columns (401 and 429 first, as ever), scope auth then runs on that principal as on any
- * other, and the resolver takes the preloaded value (`preloadedValue` in graphql/context.ts)
+ * other, and the resolver takes the preloaded value (`preloadedValue` in schema/context.ts)
  * instead of querying again. A refused request (any of 401, 429, 403) discards the rows: the
  * statement only ever reads. Without a preload (mutations, /graphql, other fields) the key is
  * looked up on its own, as before.

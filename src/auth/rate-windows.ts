@@ -4,9 +4,9 @@ import { Counter, type Registry } from 'prom-client';
 import type { Config } from '../infra/config.js';
 import { createWindowLimiter, type WindowDecision } from '../infra/rate-limit.js';
 import { labelSets, startAtZero } from '../infra/metric-series.js';
-import type { Principal } from '../graphql/principal.js';
+import type { Principal } from '../schema/principal.js';
 
-declare module '../graphql/context.js' {
+declare module '../schema/context.js' {
   interface Services {
     /** Requests-per-minute windows, per credential (and per client IP without one). */
     rateWindows: RateWindows;

@@ -1,6 +1,6 @@
 import { AppError } from '../common/errors.js';
-import { builder } from '../graphql/builder.js';
-import type { Principal, Scope } from '../graphql/principal.js';
+import { builder } from '../schema/builder.js';
+import type { Principal, Scope } from '../schema/principal.js';
 import { ScopeEnum } from './auth.schema.js';
 
 /** Who is calling, as `viewer` answers it: ids and a hint, never a secret. */

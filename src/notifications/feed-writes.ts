@@ -1,10 +1,10 @@
 import { Gauge, type Registry } from 'prom-client';
 import { AppError } from '../common/errors.js';
-import type { ClientWatch } from '../infra/http/client-watch.js';
+import type { ClientWatch } from '../infra/client-watch.js';
 import { concurrencyRefusals } from '../infra/in-flight.js';
 import { createPerKeyQueue, type PerKeyQueue, type QueuePlace, type ReleaseTurn } from '../infra/per-key-queue.js';
 
-declare module '../graphql/context.js' {
+declare module '../schema/context.js' {
   interface Services {
     /** Each user's writes of existing feed rows, taken in turn per user on this instance (`FeedWrites`). */
     feedWrites: FeedWrites;

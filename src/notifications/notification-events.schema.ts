@@ -1,4 +1,4 @@
-import { builder } from '../graphql/builder.js';
+import { builder } from '../schema/builder.js';
 import type { NotificationEvent } from './notification-events.js';
 import { NotificationCountsRef, NotificationRef } from './notifications.schema.js';
 

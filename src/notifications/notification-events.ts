@@ -3,10 +3,10 @@ import { AppError } from '../common/errors.js';
 import { createBoundedQueue, type BoundedQueue } from '../infra/bounded-queue.js';
 import type { Sql } from '../infra/database/sql.js';
 import type { EventBus } from '../infra/event-bus.js';
-import type { StreamEndReason, StreamLease } from '../infra/streams.js';
+import type { StreamEndReason, StreamLease } from '../infra/stream-registry.js';
 import { counterTotals, sumCounterRows, type NotificationCountsByType, type NotificationView } from './feed.data.js';
 
-declare module '../graphql/context.js' {
+declare module '../schema/context.js' {
   interface Services {
     notificationEvents: NotificationEvents;
   }

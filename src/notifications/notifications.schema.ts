@@ -1,7 +1,7 @@
-import { builder } from '../graphql/builder.js';
-import { preloadedValue } from '../graphql/context.js';
+import { builder } from '../schema/builder.js';
+import { preloadedValue } from '../schema/context.js';
 import { keyPreload } from '../auth/key-preload.js';
-import { constraints } from '../graphql/constraints.js';
+import { constraints } from '../schema/constraints.js';
 import { KEYSET_CURSOR_DESCRIPTION, KEYSET_CURSOR_PATTERN } from '../common/keyset-cursor.js';
 import { NOT_A_FEED_CURSOR } from './cursor.js';
 import { NotificationType } from './notification.entity.js';
@@ -21,7 +21,7 @@ import {
   type FeedPage,
 } from './feed.service.js';
 import type { FeedWriter } from './feed-writes.js';
-import type { UserContext } from '../graphql/context.js';
+import type { UserContext } from '../schema/context.js';
 import type { NotificationCountsByType, NotificationTypeCounts, NotificationView } from './feed.data.js';
 
 export const NotificationRef = builder.objectRef<NotificationView>('Notification').implement({

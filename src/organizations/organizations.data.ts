@@ -1,5 +1,5 @@
 import type { Em } from '../infra/database/orm.js';
-import type { UserRole } from '../graphql/principal.js';
+import type { UserRole } from '../schema/principal.js';
 import { pgTextArray } from '../common/pg-array.js';
 import type { KeysetPosition } from '../common/keyset-cursor.js';
 import { Organization } from './organization.entity.js';

@@ -1,8 +1,8 @@
-import { builder } from '../graphql/builder.js';
-import { pageArgs, pageRef } from '../graphql/listing.js';
+import { builder } from '../schema/builder.js';
+import { pageArgs, pageRef } from '../schema/listing.js';
 import { Organization } from './organization.entity.js';
 import { User } from './user.entity.js';
-import { USER_ROLES } from '../graphql/principal.js';
+import { USER_ROLES } from '../schema/principal.js';
 import { createOrganization, createUser, findOrganization, listOrganizations, listUsers, setUserRole } from './organizations.service.js';
 
 export const UserRoleEnum = builder.enumType('UserRole', { values: USER_ROLES });

@@ -6,7 +6,7 @@ import { listingPage, type Page, type PageArgs } from '../common/listing-page.js
 import { withdrawAdminScope } from '../auth/api-keys.data.js';
 import type { Organization } from './organization.entity.js';
 import type { User } from './user.entity.js';
-import type { UserRole } from '../graphql/principal.js';
+import type { UserRole } from '../schema/principal.js';
 import {
   findOrganizationById,
   findUserById,

@@ -1,7 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { Organization } from './organization.entity.js';
 
-import { USER_ROLES } from '../graphql/principal.js';
+import { USER_ROLES } from '../schema/principal.js';
 
 export const UserSchema = defineEntity({
   name: 'User',

@@ -1,10 +1,10 @@
 import type { Registry } from 'prom-client';
 import { AppError } from '../common/errors.js';
 import type { Config } from '../infra/config.js';
-import type { ClientWatch } from '../infra/http/client-watch.js';
+import type { ClientWatch } from '../infra/client-watch.js';
 import { concurrencyRefusals, createInFlightLimiter } from '../infra/in-flight.js';
 
-declare module '../graphql/context.js' {
+declare module '../schema/context.js' {
   interface Services {
     skipTraceAdmission: SkipTraceAdmission;
   }
@@ -18,7 +18,7 @@ export interface SkipTraceTicket {
 /**
  * Who may start a trace now, on this instance: at most `SKIPTRACE_MAX_IN_FLIGHT` traces per skip
  * trace key. The key's requests-per-minute window is spent once per request by the HTTP layer
- * (server/credential-guard.ts), whatever the route, so admission here is the in-flight slot.
+ * (http/credential-guard.ts), whatever the route, so admission here is the in-flight slot.
  *
  * Both routes admit through `admit`: REST before the body is read (a body that never arrives
  * still holds its slot until the body timeout ends it), `/graphql` in the resolver. A request

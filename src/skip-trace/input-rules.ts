@@ -12,8 +12,8 @@
 import { atMostCharacters, mustBeOfType, REQUIRED, UNKNOWN_FIELD } from '../common/detail-messages.js';
 import type { ErrorDetail } from '../common/errors.js';
 import { NUL_DETAIL } from '../common/nul.js';
-import type { ConstraintMessages } from '../graphql/constraints.js';
-import { normalizeEntityName, normalizePersonNamePart, standardizeState } from './address/index.js';
+import type { ConstraintMessages } from '../schema/constraints.js';
+import { normalizeEntityName, normalizePersonNamePart, standardizeState } from '../address/index.js';
 
 /** In the printed schema's (sorted) order, so that every message listing them lists them alike. */
 export const ACTOR_TYPES = ['entity', 'person'] as const;

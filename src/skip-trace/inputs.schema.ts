@@ -4,8 +4,8 @@
  * and discovery shows) and the constraints' messages come from the rules (input-rules.ts), which
  * the resolvers enforce in the same words.
  */
-import { builder } from '../graphql/builder.js';
-import { constraints } from '../graphql/constraints.js';
+import { builder } from '../schema/builder.js';
+import { constraints } from '../schema/constraints.js';
 import { ACTOR_TYPES, FIELD_CONSTRAINTS } from './input-rules.js';
 import { PHONE_TYPES } from './providers/provider.js';
 

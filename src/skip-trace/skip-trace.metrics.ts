@@ -1,10 +1,10 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { ERRORS } from '../common/errors.js';
 import { labelSets, startAtZero } from '../infra/metric-series.js';
-import { CALLER_GONE, REPLAYED } from './audit.js';
+import { CALLER_GONE, REPLAYED } from '../billing/audit.js';
 import { TRACE_STATUSES, type SkipTraceProvider } from './providers/provider.js';
 
-declare module '../graphql/context.js' {
+declare module '../schema/context.js' {
   interface Services {
     skipTraceMetrics: SkipTraceMetrics;
   }

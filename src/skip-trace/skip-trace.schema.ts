@@ -1,10 +1,10 @@
 import type { ArgumentRef } from '@pothos/core';
-import { builder, type BuilderTypes } from '../graphql/builder.js';
-import { constraints } from '../graphql/constraints.js';
+import { builder, type BuilderTypes } from '../schema/builder.js';
+import { constraints } from '../schema/constraints.js';
 import { CREATED_BY_DESCRIPTION, IssuedKeyRef } from '../auth/auth.schema.js';
-import { issuerOf } from '../graphql/principal.js';
+import { issuerOf } from '../schema/principal.js';
 import { OrganizationRef } from '../organizations/organizations.schema.js';
-import { skipTraceAccount } from './account/skip-trace-account.js';
+import { skipTraceAccount } from '../billing/skip-trace-account.js';
 import DataLoader from 'dataloader';
 import type { Em } from '../infra/database/orm.js';
 import { isUuid } from '../common/uuid.js';
@@ -14,7 +14,7 @@ import {
   revokeSkipTraceKey,
   rotateSkipTraceKey,
   type SkipTraceKeyInfo,
-} from './keys/skip-trace-keys.service.js';
+} from '../auth/skip-trace-keys/skip-trace-keys.service.js';
 import { TRACE_STATUSES, type TracedPerson } from './providers/provider.js';
 import { runSkipTrace, type SkipTraceResponse } from './skip-trace.service.js';
 import { PhoneTypeEnum, SkipTraceInput } from './inputs.schema.js';

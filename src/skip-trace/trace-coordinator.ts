@@ -7,7 +7,7 @@ import { resultCache } from './result-cache.js';
 import { UnresolvableAddressError, type SkipTraceProvider, type TraceRequest, type TraceResult } from './providers/provider.js';
 import type { SkipTraceMetrics } from './skip-trace.metrics.js';
 
-declare module '../graphql/context.js' {
+declare module '../schema/context.js' {
   interface Services {
     traces: TraceCoordinator;
   }

@@ -1,4 +1,4 @@
-import { normalizeActor, standardizeAddress, traceCacheKey, type NormalizedActor, type StandardAddress } from './address/index.js';
+import { normalizeActor, standardizeAddress, traceCacheKey, type NormalizedActor, type StandardAddress } from '../address/index.js';
 import { badInput } from '../common/errors.js';
 import { checkActor, checkAddress, type TraceActorInput } from './input-rules.js';
 

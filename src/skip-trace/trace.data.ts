@@ -7,8 +7,8 @@
  * the audit, the keys); this module composes them, and the `?`s follow the parts' order.
  */
 import type { Sql } from '../infra/database/sql.js';
-import { ACCOUNT_ROW, chargeCtes, refundCtes, skipTraceAccount, type SkipTraceAccount } from './account/skip-trace-account.js';
-import { AUDIT_OF_CHARGE, AUDIT_OF_REFUND, auditOfChargeParams, type AuditEntry } from './audit.js';
+import { ACCOUNT_ROW, chargeCtes, refundCtes, skipTraceAccount, type SkipTraceAccount } from '../billing/skip-trace-account.js';
+import { AUDIT_OF_CHARGE, AUDIT_OF_REFUND, auditOfChargeParams, type AuditEntry } from '../billing/audit.js';
 import { CLAIM_CTE, LOSE_CARRIER_CTES } from './idempotency/idempotency-keys.data.js';
 import { claimParams, storeResultCte, storeResultParams, type IdempotencyClaim } from './idempotency/idempotent-request.js';
 import type { TraceResult } from './providers/provider.js';

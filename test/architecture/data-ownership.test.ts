@@ -4,7 +4,7 @@
  * `.ts` files under `src/` (string and template literals, so comments and identifiers do not count)
  * and fails when a file names another domain's table after `from`, `join`, `into`, `update` or
  * `delete from`. `migrations/` and `bench/` are outside `src/` and exempt; `src/infra/`,
- * `src/graphql/`, `src/common/` and `src/server/` own no table and may name none.
+ * `src/schema/`, `src/common/`, `src/http/`, `src/reference/` and `src/app/` own no table and may name none.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
@@ -20,14 +20,14 @@ const OWNERS: Record<string, string> = {
   notifications: 'src/notifications/',
   notification_types: 'src/notifications/',
   notification_counters: 'src/notifications/',
-  skip_trace_keys: 'src/skip-trace/',
-  skip_trace_credit_ledger: 'src/skip-trace/',
-  skip_trace_requests: 'src/skip-trace/',
+  skip_trace_keys: 'src/auth/',
+  skip_trace_credit_ledger: 'src/billing/',
+  skip_trace_requests: 'src/billing/',
   skip_trace_results: 'src/skip-trace/',
   skip_trace_idempotency_keys: 'src/skip-trace/',
-  properties: 'src/skip-trace/',
-  property_owners: 'src/skip-trace/',
-  property_persons: 'src/skip-trace/',
+  properties: 'src/property-records/',
+  property_owners: 'src/property-records/',
+  property_persons: 'src/property-records/',
 };
 
 /**
@@ -35,7 +35,7 @@ const OWNERS: Record<string, string> = {
  * name the table in a statement that touches nothing else of it (these columns and the key `id`).
  */
 const COLUMN_OWNERS: Record<string, { owner: string; columns: string[] }> = {
-  organizations: { owner: 'src/skip-trace/', columns: ['skip_trace_enabled', 'skip_trace_credits'] },
+  organizations: { owner: 'src/billing/', columns: ['skip_trace_enabled', 'skip_trace_credits'] },
 };
 
 /** The words such a statement may hold besides the owned columns, `id` and the table itself. */
@@ -65,7 +65,11 @@ interface Mention {
  * one indexed query joins `api_keys` to the owner's `users` row (role, organization), where
  * asking the organizations domain would add a second round trip to every request.
  */
-const EXCEPTIONS: Mention[] = [{ file: 'src/auth/api-keys.data.ts', table: 'users' }];
+const EXCEPTIONS: Mention[] = [
+  { file: 'src/auth/api-keys.data.ts', table: 'users' },
+  // The trace's statements read the balance its billing fragments return; moving them to tagged templates takes this out.
+  { file: 'src/skip-trace/trace.data.ts', table: 'organizations.skip_trace_credits' },
+];
 
 const TABLE_MENTION = /\b(?:from|join|into|update)\s+"?([a-z_][a-z0-9_]*)"?/gi;
 
@@ -129,27 +133,27 @@ describe('data ownership', () => {
     const found = violations([
       // Another domain's table, after from, join, into, update or delete from; quoted or not.
       { file: 'src/notifications/x.ts', text: 'const q = `select id from users where id = ?`; const r = `select 1 from notifications`;' },
-      { file: 'src/server/y.ts', text: 'await em.execute(`delete from api_keys where user_id = ${id}`, []);' },
+      { file: 'src/app/y.ts', text: 'await em.execute(`delete from api_keys where user_id = ${id}`, []);' },
       { file: 'src/infra/z.ts', text: 'sql.execute(\'insert into "notification_counters" (user_id) values (?)\');' },
       { file: 'src/auth/w.ts', text: 'sql.execute(`select k.id from api_keys k join organizations o on o.id = k.organization_id`);' },
       // Comments and code are not SQL texts (every string literal is, even prose: a false alarm there is cheap).
-      { file: 'src/server/v.ts', text: '// update users set role\nconst users = await usersOf(from, into);' },
+      { file: 'src/app/v.ts', text: '// update users set role\nconst users = await usersOf(from, into);' },
       // The skip trace domain names organizations for its own columns only, and no one else names those.
       {
-        file: 'src/skip-trace/a.ts',
+        file: 'src/billing/a.ts',
         text: 'tx.execute(`update organizations set skip_trace_credits = skip_trace_credits - 1 where id = ? and skip_trace_credits > 0`);',
       },
-      { file: 'src/skip-trace/b.ts', text: 'em.execute(`select skip_trace_enabled, skip_trace_credits from organizations where id = ?`);' },
-      { file: 'src/skip-trace/c.ts', text: 'em.execute(`select name, skip_trace_credits from organizations where id = ?`);' },
+      { file: 'src/billing/b.ts', text: 'em.execute(`select skip_trace_enabled, skip_trace_credits from organizations where id = ?`);' },
+      { file: 'src/billing/c.ts', text: 'em.execute(`select name, skip_trace_credits from organizations where id = ?`);' },
       { file: 'src/organizations/d.ts', text: 'em.execute(`update organizations set skip_trace_enabled = false where id = ?`);' },
     ]);
     expect(found.map(key)).toEqual([
+      'src/app/y.ts → api_keys',
       'src/auth/w.ts → organizations',
+      'src/billing/c.ts → organizations',
       'src/infra/z.ts → notification_counters',
       'src/notifications/x.ts → users',
       'src/organizations/d.ts → organizations.skip_trace_enabled',
-      'src/server/y.ts → api_keys',
-      'src/skip-trace/c.ts → organizations',
     ]);
   });
 

@@ -10,9 +10,14 @@ import { describe, expect, it } from 'vitest';
  */
 const LAYERS: Array<{ name: string; folders: string[] }> = [
   { name: 'infrastructure', folders: ['src/common', 'src/infra'] },
-  { name: 'schema base', folders: ['src/graphql'] },
-  { name: 'domains', folders: ['src/auth', 'src/organizations', 'src/notifications', 'src/skip-trace'] },
-  { name: 'server', folders: ['src/server'] },
+  { name: 'schema base', folders: ['src/schema'] },
+  {
+    name: 'domains',
+    folders: ['src/address', 'src/auth', 'src/organizations', 'src/notifications', 'src/billing', 'src/property-records', 'src/skip-trace'],
+  },
+  { name: 'HTTP edge', folders: ['src/http'] },
+  { name: 'API reference', folders: ['src/reference'] },
+  { name: 'composition root', folders: ['src/app'] },
   { name: 'entry point', folders: ['src/main.ts'] },
   { name: 'clients', folders: ['src/cli'] },
 ];
@@ -25,8 +30,8 @@ const LAYERS: Array<{ name: string; folders: string[] }> = [
  */
 const CLI_MAY_IMPORT = [
   'src/cli/',
-  'src/skip-trace/address/',
-  'src/skip-trace/records/property-records.validation.ts',
+  'src/address/',
+  'src/property-records/property-records.validation.ts',
   'src/infra/dev-platform-token.ts',
 ];
 
@@ -94,8 +99,8 @@ describe('layers', () => {
 
   it('finds the imports it checks', () => {
     // Guards the check itself: a regex that matched nothing would pass vacuously.
-    expect(importsOf('src/server/app.ts')).toContain('src/infra/database/orm.ts');
-    expect(importsOf('src/skip-trace/admission.ts')).toContain('src/graphql/context.ts');
+    expect(importsOf('src/app/app.ts')).toContain('src/infra/database/orm.ts');
+    expect(importsOf('src/skip-trace/admission.ts')).toContain('src/schema/context.ts');
     expect(importsOf('src/cli/commands/records.ts')).toContain('src/cli/records/read-records.ts');
   });
 });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { schema } from '../../src/server/schema.js';
+import { schema } from '../../src/app/schema.js';
 import { startService, type TestService } from '../support/harness.js';
 
 let service: TestService;

@@ -106,7 +106,7 @@ describe('the README shell examples, statically', () => {
   });
 
   it("the gateway's operations table lists every published operationId", () => {
-    const operationIds = readdirSync('src/server/gateway/operations').map((file) => file.replace(/\.graphql$/, ''));
+    const operationIds = readdirSync('src/http/gateway/operations').map((file) => file.replace(/\.graphql$/, ''));
     expect(operationIds.length).toBeGreaterThanOrEqual(7);
     // The table: the run of table lines around the operationId header.
     const lines = readme.split('\n');

@@ -12,7 +12,7 @@
  * Each run sends a batch of BATCH requests in parallel. `FUZZ_SCALE=10 npx vitest run test/fuzz`
  * multiplies every run count for a longer session.
  *
- * Three tests here fail until bugs in `src/infra/http/server.ts` are fixed (not this suite's files):
+ * Three tests here fail until bugs in `src/http/server.ts` are fixed (not this suite's files):
  *   - deeply nested JSON with U+0000: the body parser's recursive `containsNul` overflows the stack → 500;
  *   - header bytes Node's HTTP parser refuses, and malformed / over-long request lines: answered by
  *     Fastify's default `clientErrorHandler` (`{"error":"Bad Request","message":"Client Error"}`,

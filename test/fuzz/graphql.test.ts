@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { isEnumType, isInputObjectType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { schema } from '../../src/server/schema.js';
+import { schema } from '../../src/app/schema.js';
 import { publish, startService, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
 import { GRAPHQL_CODES } from '../support/contract.js';
 import { uniqueStreet } from '../support/billing.js';
@@ -614,7 +614,7 @@ describe('/graphql under fuzzing', () => {
     TIMEOUT,
   );
 
-  // Known bug (src/graphql/scalars.ts): the DateTime scalar accepts year 0000 (and instants before
+  // Known bug (src/schema/scalars.ts): the DateTime scalar accepts year 0000 (and instants before
   // 0001-01-01Z), which PostgreSQL cannot store, so the insert fails and the caller gets INTERNAL.
   it(
     `every ISO 8601 createdAt is published or refused with BAD_USER_INPUT, never INTERNAL (${RUNS.dateTime} inputs)`,

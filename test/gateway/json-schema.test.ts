@@ -2,14 +2,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Kind, buildSchema, parse } from 'graphql';
 import type { GraphQLArgument, GraphQLInputField, GraphQLInputObjectType, OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import {
-  fragmentsOf,
-  JSON_SCHEMA_DIALECT,
-  NUL_FREE_PATTERN,
-  resultJsonSchema,
-  variablesJsonSchema,
-} from '../../src/server/rest/json-schema.js';
-import type { JsonSchema } from '../../src/server/rest/json-schema.js';
+import { fragmentsOf, JSON_SCHEMA_DIALECT, NUL_FREE_PATTERN, resultJsonSchema, variablesJsonSchema } from '../../src/schema/json-schema.js';
+import type { JsonSchema } from '../../src/schema/json-schema.js';
 
 const schema = buildSchema(/* GraphQL */ `
   scalar DateTime

@@ -1,7 +1,7 @@
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { prepareOperation } from '../../src/server/rest/rest-route.js';
-import { schema } from '../../src/server/schema.js';
+import { prepareOperation } from '../../src/http/rest/rest-route.js';
+import { schema } from '../../src/app/schema.js';
 
 describe('prepareOperation', () => {
   it('prepares a document whose selection uses a fragment, and checks its variables', () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { schema } from '../../src/server/schema.js';
-import { buildOperationRegistry } from '../../src/server/gateway/operation-registry.js';
-import { skipTraceRoute } from '../../src/server/rest/routes/skip-trace.route.js';
-import { skipTraceAccountRoute, skipTraceUsageRoute } from '../../src/server/rest/routes/skip-trace-billing.routes.js';
-import type { OrganizationPrincipal } from '../../src/graphql/principal.js';
+import { schema } from '../../src/app/schema.js';
+import { buildOperationRegistry } from '../../src/http/gateway/operation-registry.js';
+import { skipTraceRoute } from '../../src/http/rest/routes/skip-trace.route.js';
+import { skipTraceAccountRoute, skipTraceUsageRoute } from '../../src/http/rest/routes/skip-trace-billing.routes.js';
+import type { OrganizationPrincipal } from '../../src/schema/principal.js';
 
 /**
  * The variables' validators are compiled at their first check, not at start-up (variables.ts):

@@ -1,6 +1,6 @@
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expandedFieldCount, MAX_COMPILED_FIELDS } from '../../src/server/graphql/compiled-execution.js';
+import { expandedFieldCount, MAX_COMPILED_FIELDS } from '../../src/http/graphql/compiled-execution.js';
 import { distinctFeedDocument } from '../support/attack-documents.js';
 import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
 

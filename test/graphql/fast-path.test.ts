@@ -1,5 +1,5 @@
 /**
- * `/graphql`'s fast path (src/server/graphql/fast-path.ts) answers exactly as Yoga does. A
+ * `/graphql`'s fast path (src/http/graphql/fast-path.ts) answers exactly as Yoga does. A
  * document goes through Yoga on its first request (seen) and second (compiled there), and through
  * the fast path from its third on, if it qualifies: so each request below is sent three times,
  * the third answer (status, the headers that describe the body, the body) must be byte for byte
@@ -12,10 +12,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { MAX_ALIASES } from '../../src/server/graphql/limits.js';
+import { MAX_ALIASES } from '../../src/http/graphql/limits.js';
 import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
 
-const FEED_DOCUMENT = readFileSync(new URL('../../src/server/gateway/operations/listNotifications.graphql', import.meta.url), 'utf8');
+const FEED_DOCUMENT = readFileSync(new URL('../../src/http/gateway/operations/listNotifications.graphql', import.meta.url), 'utf8');
 /** The feed document as a text of its own (documents are compiled, and looked up, by their text). */
 const feed = (tag: string) => `${FEED_DOCUMENT}\n# ${tag}\n`;
 

@@ -10,8 +10,8 @@ import { GraphQLError, getIntrospectionQuery, locatedError } from 'graphql';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/common/errors.js';
-import { MAX_ALIASES, MAX_COST, MAX_DEPTH, MAX_TOKENS } from '../../src/server/graphql/limits.js';
-import { maskError } from '../../src/server/graphql/graphql-errors.js';
+import { MAX_ALIASES, MAX_COST, MAX_DEPTH, MAX_TOKENS } from '../../src/http/graphql/limits.js';
+import { maskError } from '../../src/http/graphql/graphql-errors.js';
 import { publish, startService, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
 import { GRAPHQL_CODES } from '../support/contract.js';
 import { uniqueStreet } from '../support/billing.js';
@@ -22,7 +22,7 @@ let skipTraceKey: string;
 let street: string;
 
 const manifest = JSON.parse(
-  readFileSync(new URL('../../src/server/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../../src/http/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8'),
 ) as Record<string, string>;
 
 function post(body: unknown, bearer: string | null = user.key, headers: Record<string, string> = {}): Promise<HttpResult> {

@@ -3,8 +3,8 @@ import { generate } from '@graphql-codegen/cli';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import codegenConfig, { CLIENT_TYPES } from '../../codegen.js';
-import { printedSchema } from '../../src/server/schema.js';
-import { maskError } from '../../src/server/graphql/graphql-errors.js';
+import { printedSchema } from '../../src/app/schema.js';
+import { maskError } from '../../src/http/graphql/graphql-errors.js';
 import { startService, type Provisioned, type TestService } from '../support/harness.js';
 
 let service: TestService;
@@ -23,7 +23,7 @@ describe('checked-in artifacts', () => {
   it('the persisted documents are what codegen.ts generates (run `npm run codegen` when this fails)', async () => {
     const outputs = await generate({ ...codegenConfig, silent: true, cwd: new URL('../..', import.meta.url).pathname }, false);
     const manifest = outputs.find((o: { filename: string }) => o.filename.endsWith('persisted-documents.json'));
-    const checkedIn = readFileSync(new URL('../../src/server/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8');
+    const checkedIn = readFileSync(new URL('../../src/http/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8');
     expect(JSON.parse(manifest.content)).toEqual(JSON.parse(checkedIn));
   });
 
@@ -33,7 +33,7 @@ describe('checked-in artifacts', () => {
     expect(types.content).toBe(readFileSync(new URL(`../../${CLIENT_TYPES}`, import.meta.url), 'utf8'));
     // Every published operation has its entry in the operation map, with its kind.
     for (const document of Object.values<string>(
-      JSON.parse(readFileSync(new URL('../../src/server/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8')),
+      JSON.parse(readFileSync(new URL('../../src/http/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8')),
     )) {
       const [, kind, name] = /(query|mutation|subscription) (\w+)/.exec(document)!;
       expect(types.content).toMatch(new RegExp(`^  ${name}: \\{ operation: '${kind}'; variables: `, 'm'));
@@ -137,7 +137,7 @@ describe('/graphql', () => {
   it('runs a persisted document by documentId, as the gateway does', async () => {
     const op = (await service.request('/api/v1/operations/getNotificationCounts')).body;
     const manifest = JSON.parse(
-      readFileSync(new URL('../../src/server/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8'),
+      readFileSync(new URL('../../src/http/gateway/__generated__/persisted-documents.json', import.meta.url), 'utf8'),
     );
     const documentId = Object.keys(manifest).find((id) => manifest[id] === op.document);
     const result = await post({ documentId, variables: {} }, user.key);

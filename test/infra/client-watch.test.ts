@@ -1,12 +1,12 @@
 /**
- * The client watch (src/infra/http/client-watch.ts) over a real HTTP server and raw sockets: a
+ * The client watch (src/infra/client-watch.ts) over a real HTTP server and raw sockets: a
  * caller that half-closes its connection (FIN) while its response is still being written has
  * left, but the response is still written out in full and read: it was delivered.
  */
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { watchClient } from '../../src/infra/http/client-watch.js';
+import { watchClient } from '../../src/infra/client-watch.js';
 
 /** More than the kernel's socket buffers hold, so part of it waits in the process while the caller does not read. */
 const BODY_BYTES = 24 * 1024 * 1024;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createBoundedQueue } from '../../src/infra/bounded-queue.js';
 import { GraphQLObjectType, GraphQLSchema, GraphQLString, parse, type ExecutionResult } from 'graphql';
-import { eventStream } from '../../src/server/streams/event-stream.js';
-import { sharedSubscribe } from '../../src/server/streams/shared-subscribe.js';
+import { eventStream } from '../../src/http/streams/event-stream.js';
+import { sharedSubscribe } from '../../src/http/streams/shared-subscribe.js';
 
 /** The pieces that keep a stream bounded: the per-stream event queue and the SSE writer. */
 

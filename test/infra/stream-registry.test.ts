@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/common/errors.js';
-import { createStreamRegistry, END_GRACE_MS, type StreamClient, type StreamRegistryOptions } from '../../src/infra/streams.js';
+import { createStreamRegistry, END_GRACE_MS, type StreamClient, type StreamRegistryOptions } from '../../src/infra/stream-registry.js';
 
 /** The stream registry's limits, its revocation re-check and its watch of clients, on their own (over HTTP: test/notifications/watch-notifications.test.ts). */
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isObjectType } from 'graphql';
-import { schema } from '../../src/server/schema.js';
+import { schema } from '../../src/app/schema.js';
 import { startService, type Provisioned, type TestService } from '../support/harness.js';
 
 let service: TestService;

@@ -6,7 +6,7 @@
  */
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GRAPHIQL_KEY_NOTE } from '../../src/server/graphql/yoga.js';
+import { GRAPHIQL_KEY_NOTE } from '../../src/http/graphql/yoga.js';
 import { isolatedPage, launchChromium, screenshot } from '../support/browser.js';
 import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
 

@@ -5,7 +5,7 @@
  * directionals, and the sections on rural routes, highway contract routes, PO boxes and military
  * addresses; and from the shapes real CRM imports take (split lines, punctuation, last lines).
  */
-import type { AddressInput } from '../../src/skip-trace/address/index.js';
+import type { AddressInput } from '../../src/address/index.js';
 
 export interface CorpusGroup {
   name: string;

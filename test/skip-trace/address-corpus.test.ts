@@ -4,7 +4,7 @@
  * addresses) two keys. The figures are printed, then asserted.
  */
 import { describe, expect, it } from 'vitest';
-import { addressKey, standardizeAddress, traceCacheKey, type AddressInput } from '../../src/skip-trace/address/index.js';
+import { addressKey, standardizeAddress, traceCacheKey, type AddressInput } from '../../src/address/index.js';
 import { COLLISION_PROBES, CORPUS_GROUPS, type CorpusGroup } from './address-corpus.data.js';
 
 const traceKey = (a: AddressInput): string => traceCacheKey(standardizeAddress(a), null);

@@ -6,10 +6,10 @@ import {
   normalizePersonNamePart,
   standardizeAddress,
   traceCacheKey,
-} from '../../src/skip-trace/address/index.js';
-import type { ActorInput, AddressInput, StandardAddress } from '../../src/skip-trace/address/index.js';
-import { streetSuffix, unitDesignator } from '../../src/skip-trace/address/lexicon.js';
-import { STREET_SUFFIX_SPELLINGS, UNIT_DESIGNATORS } from '../../src/skip-trace/address/pub28-tables.js';
+} from '../../src/address/index.js';
+import type { ActorInput, AddressInput, StandardAddress } from '../../src/address/index.js';
+import { streetSuffix, unitDesignator } from '../../src/address/lexicon.js';
+import { STREET_SUFFIX_SPELLINGS, UNIT_DESIGNATORS } from '../../src/address/pub28-tables.js';
 
 const austin = { city: 'Austin', state: 'TX', zip: '78701' };
 const line1Of = (line1: string, line2?: string | null): string => standardizeAddress({ ...austin, line1, line2 }).line1;

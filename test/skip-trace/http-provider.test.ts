@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { normalizeActor, standardizeAddress } from '../../src/skip-trace/address/index.js';
-import type { ActorInput } from '../../src/skip-trace/address/index.js';
+import { normalizeActor, standardizeAddress } from '../../src/address/index.js';
+import type { ActorInput } from '../../src/address/index.js';
 import { createHttpProvider, VENDOR_FAILURE_MESSAGE, type HttpProviderOptions } from '../../src/skip-trace/providers/http-provider.js';
 import { UnresolvableAddressError, type TraceRequest } from '../../src/skip-trace/providers/provider.js';
 import { FAKE_VENDOR_FAILURE_MESSAGE, startFakeVendor, vendorBody, vendorEntry, type FakeVendor } from '../support/fake-vendor.js';

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { normalizeActor, standardizeAddress, type ActorInput, type AddressInput } from '../../src/skip-trace/address/index.js';
+import { normalizeActor, standardizeAddress, type ActorInput, type AddressInput } from '../../src/address/index.js';
 import { UnresolvableAddressError } from '../../src/skip-trace/providers/provider.js';
 import { createRecordsProvider } from '../../src/skip-trace/providers/records-provider.js';
-import { importPropertyRecords } from '../../src/skip-trace/records/property-records.import.js';
+import { importPropertyRecords } from '../../src/property-records/property-records.import.js';
 import { cliEnv, npmRun } from '../support/admin-cli.js';
 import { startService, type TestService } from '../support/harness.js';
 

@@ -8,10 +8,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/infra/database/orm.js';
-import { addressKey, standardizeAddress, type AddressInput } from '../../src/skip-trace/address/index.js';
+import { addressKey, standardizeAddress, type AddressInput } from '../../src/address/index.js';
 import { UnresolvableAddressError } from '../../src/skip-trace/providers/provider.js';
 import { createRecordsProvider } from '../../src/skip-trace/providers/records-provider.js';
-import { rekeyPropertyRecords } from '../../src/skip-trace/records/property-rekey.js';
+import { rekeyPropertyRecords } from '../../src/property-records/property-rekey.js';
 
 const BEFORE_REKEY = 'Migration20261123000200_skip_trace';
 

@@ -11,10 +11,10 @@ import { parse, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNKNOWN_FIELD } from '../../src/common/detail-messages.js';
 import { NUL_DETAIL } from '../../src/common/nul.js';
-import { schema } from '../../src/server/schema.js';
-import { NUL_FREE_PATTERN, variablesJsonSchema } from '../../src/server/rest/json-schema.js';
+import { schema } from '../../src/app/schema.js';
+import { NUL_FREE_PATTERN, variablesJsonSchema } from '../../src/schema/json-schema.js';
 import { RULE_MESSAGES } from '../../src/skip-trace/input-rules.js';
-import { checkPropertyRecord } from '../../src/skip-trace/records/property-records.validation.js';
+import { checkPropertyRecord } from '../../src/property-records/property-records.validation.js';
 import { startService, type TestService } from '../support/harness.js';
 
 let service: TestService;

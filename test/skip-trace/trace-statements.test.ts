@@ -13,7 +13,7 @@ import { ledger, postTrace, setupBillingOrg, sleep, uniqueAddress, useServiceWit
 import { chargeTrace, refundUndelivered } from '../../src/skip-trace/trace.data.js';
 import { beginIdempotentRequest } from '../../src/skip-trace/idempotency/idempotent-request.js';
 import { releaseKey } from '../../src/skip-trace/idempotency/idempotency-keys.data.js';
-import type { AuditEntry } from '../../src/skip-trace/audit.js';
+import type { AuditEntry } from '../../src/billing/audit.js';
 
 let vendor: FakeVendor;
 let service: TestService;

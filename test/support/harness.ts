@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DestinationStream } from 'pino';
 import { createLogger } from '../../src/infra/logger.js';
-import { buildApp, type App } from '../../src/server/app.js';
+import { buildApp, type App } from '../../src/app/app.js';
 import { loadConfig } from '../../src/infra/config.js';
 import { responseProblem } from './openapi-responses.js';
 

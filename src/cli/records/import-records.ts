@@ -4,7 +4,7 @@
  * committed); every other record is either rejected, with its line and why, or left unsent when
  * the import stops on a failure.
  */
-import { checkPropertyRecord } from '../../skip-trace/records/property-records.validation.js';
+import { checkPropertyRecord } from '../../property-records/property-records.validation.js';
 import { graphqlDocument, type PlatformClient } from '../client.js';
 import { CliError, type ErrorDetail } from '../exit-codes.js';
 import type { Rejection, SourcedRecord } from './read-records.js';

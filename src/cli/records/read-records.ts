@@ -6,8 +6,8 @@
  * (phones `number:type|number:type`, emails `a@x|b@y`). Rows of one address (any spelling) form one
  * record; rows of one entity (same owner_name) form one owner with its persons.
  */
-import { addressKey, normalizeEntityName, standardizeAddress } from '../../skip-trace/address/index.js';
-import type { PropertyOwnerInput, PropertyPersonInput, PropertyRecordInput } from '../../skip-trace/records/property-records.validation.js';
+import { addressKey, normalizeEntityName, standardizeAddress } from '../../address/index.js';
+import type { PropertyOwnerInput, PropertyPersonInput, PropertyRecordInput } from '../../property-records/property-records.validation.js';
 import { usageError } from '../exit-codes.js';
 
 export const CSV_COLUMNS = [

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type ErrorDetail, type ErrorKind } from '../../common/errors.js';
-import type { IdempotencyKey } from '../../graphql/context.js';
+import type { IdempotencyKey } from '../../schema/context.js';
 import type { Sql } from '../../infra/database/sql.js';
 import { claimKey, readKeyForReplay, releaseKey, storeOutcome, storeOutcomeCte } from './idempotency-keys.data.js';
 

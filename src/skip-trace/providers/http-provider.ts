@@ -13,7 +13,7 @@
  *   vendor's status and message go to `log.error` only. The API key and the Authorization
  *   header are never logged.
  */
-import type { NormalizedActor, StandardAddress } from '../address/index.js';
+import type { NormalizedActor, StandardAddress } from '../../address/index.js';
 import {
   UnresolvableAddressError,
   type PhoneType,

@@ -1,4 +1,4 @@
-import type { NormalizedActor, StandardAddress } from '../address/index.js';
+import type { NormalizedActor, StandardAddress } from '../../address/index.js';
 
 export const PHONE_TYPES = ['mobile', 'residential', 'unknown'] as const;
 export type PhoneType = (typeof PHONE_TYPES)[number];

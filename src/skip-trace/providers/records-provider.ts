@@ -4,8 +4,8 @@
  * names (README, Skip trace).
  */
 import type { Sql } from '../../infra/database/sql.js';
-import { addressKey, type NormalizedActor } from '../address/index.js';
-import { findPropertyPersons, type StoredOwnerPerson } from '../records/property-records.data.js';
+import { addressKey, type NormalizedActor } from '../../address/index.js';
+import { findPropertyPersons, type StoredOwnerPerson } from '../../property-records/property-records.data.js';
 import { UnresolvableAddressError, type SkipTraceProvider } from './provider.js';
 
 /** Whether an owner's person is one the actor names. */

@@ -1,0 +1,57 @@
+import { parse, validate, type GraphQLSchema, type OperationTypeNode } from 'graphql';
+import type { Scope } from '../../schema/principal.js';
+import type { JsonSchema } from '../../schema/json-schema.js';
+import { prepareOperation, type RestOperation } from '../rest/rest-route.js';
+import { persistedDocuments } from './persisted-documents.js';
+
+/** One gateway operation: a persisted document, described entirely from the schema. */
+export interface GatewayOperation {
+  operationId: string;
+  scope: Scope;
+  description: string;
+  /** The document's text, as discovery shows it. */
+  text: string;
+  documentId: string;
+  /** The parsed document, its root field and its variables' validator. */
+  prepared: RestOperation;
+  result: JsonSchema;
+}
+
+/** The scope a root field declares through Pothos scope-auth (`authScopes: { READ: true }`). */
+function declaredScope(schema: GraphQLSchema, operation: RestOperation): Scope {
+  const rootField = operation.rootField;
+  const root = schema.getRootType(operation.type as OperationTypeNode);
+  const field = root?.getFields()[rootField];
+  const authScopes = (field?.extensions?.pothosOptions as { authScopes?: unknown } | undefined)?.authScopes;
+  const scopes =
+    authScopes && typeof authScopes === 'object' ? Object.keys(authScopes).filter((s) => ['READ', 'WRITE', 'ADMIN'].includes(s)) : [];
+  if (scopes.length !== 1) throw new Error(`Gateway operation field ${rootField} must declare exactly one of READ, WRITE or ADMIN.`);
+  return scopes[0] as Scope;
+}
+
+/**
+ * Builds the gateway's operations from the persisted documents at start-up: each is validated
+ * against the schema once, and its JSON Schemas and validators are compiled once.
+ */
+export function buildOperationRegistry(schema: GraphQLSchema) {
+  const operations = new Map<string, GatewayOperation>();
+  for (const [documentId, text] of persistedDocuments.entries) {
+    const document = parse(text);
+    const errors = validate(schema, document);
+    if (errors.length) throw new Error(`Persisted document ${documentId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
+    const prepared = prepareOperation(schema, document);
+    const rootType = schema.getRootType(prepared.type as OperationTypeNode);
+    operations.set(prepared.name, {
+      operationId: prepared.name,
+      scope: declaredScope(schema, prepared),
+      description: rootType?.getFields()[prepared.rootField]?.description ?? '',
+      text,
+      documentId,
+      prepared,
+      result: prepared.result,
+    });
+  }
+  return operations;
+}
+
+export type OperationRegistry = ReturnType<typeof buildOperationRegistry>;

@@ -1,0 +1,138 @@
+import type { DocumentedRoute } from './documented-route.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
+import type pg from 'pg';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Services } from '../schema/context.js';
+import type { PlatformPrincipal } from '../schema/principal.js';
+import { allowOnly } from './server.js';
+import { credentialGuard } from './credential-guard.js';
+
+/** Seconds; REST and GraphQL answers take milliseconds, a skip trace up to its timeout (30 s). */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * The app's registry: the process's own metrics (CPU, memory, event-loop lag, GC: prom-client's
+ * defaults) and, on PostgreSQL, the pool's size, read at scrape time. The HTTP metrics are added
+ * by registerHttpMetrics; each domain adds its own where its events happen.
+ */
+export function createMetricsRegistry(pool: pg.Pool | null): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  if (pool) {
+    // `state` is busy or idle: bounded, and disjoint, so their sum is the pool's open connections.
+    new Gauge({
+      name: 'crm_db_pool_connections',
+      help: 'PostgreSQL pool connections by state (busy: running a query, idle); their sum is the open connections.',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect() {
+        this.set({ state: 'busy' }, pool.totalCount - pool.idleCount);
+        this.set({ state: 'idle' }, pool.idleCount);
+      },
+    });
+    new Gauge({
+      name: 'crm_db_pool_waiting_clients',
+      help: 'Queries waiting for a PostgreSQL pool connection.',
+      registers: [registry],
+      collect() {
+        this.set(pool.waitingCount);
+      },
+    });
+  }
+  return registry;
+}
+
+/**
+ * Request latency by route. Labels are bounded: `route` is the matched route's pattern
+ * (`/api/v1/operations/:operationId`, never the URL) or `unmatched`; `method` is one Node's HTTP
+ * parser accepts; `status` an HTTP status this service answers. Gateway calls are also counted by
+ * `operation_id`, a published operationId or `unknown` (`operationOf`).
+ *
+ * Call before the routes are registered: each route gets an onResponse hook with its pattern
+ * bound when it is registered, so a request costs one observation and no lookup of its route
+ * (Fastify's `request.routeOptions` builds a new object on every read).
+ */
+export function registerHttpMetrics(
+  app: FastifyInstance,
+  registry: Registry,
+  gateway: { path: string; operationOf: (request: FastifyRequest) => string },
+) {
+  const requests = new Histogram({
+    name: 'crm_http_request_duration_seconds',
+    help: 'HTTP requests by route pattern, method and status, with their duration (_count counts requests).',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const gatewayCalls = new Histogram({
+    name: 'crm_gateway_call_duration_seconds',
+    help: 'Gateway calls (POST /api/v1/call) by operationId (unknown for any other) and status, with their duration.',
+    labelNames: ['operation_id', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const observe = (route: string, request: FastifyRequest, reply: FastifyReply) => {
+    const seconds = reply.elapsedTime / 1000;
+    requests.observe({ route, method: request.method, status: reply.statusCode }, seconds);
+    if (route === gateway.path && request.method === 'POST')
+      gatewayCalls.observe({ operation_id: gateway.operationOf(request), status: reply.statusCode }, seconds);
+  };
+
+  app.addHook('onRoute', (route) => {
+    const pattern = route.url;
+    const hook: onResponseHookHandler = (request, reply, done) => {
+      observe(pattern, request, reply);
+      done();
+    };
+    route.onResponse = [...(Array.isArray(route.onResponse) ? route.onResponse : route.onResponse ? [route.onResponse] : []), hook];
+  });
+  // Requests no route matched (the not-found handler). URLs the router cannot decode and requests
+  // Node's parser refuses are answered before any hook runs (http/server.ts): not counted.
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.is404) observe('unmatched', request, reply);
+    done();
+  });
+}
+
+/**
+ * Open event streams (watchNotifications / notificationEvents) on this instance, read at scrape
+ * time, and their refusals. Returns what to call on each refusal.
+ */
+export function registerStreamMetrics(registry: Registry, openStreams: () => number): () => void {
+  new Gauge({
+    name: 'crm_sse_open_streams',
+    help: 'Open Server-Sent Event streams (notification subscriptions) on this instance.',
+    registers: [registry],
+    collect() {
+      this.set(openStreams());
+    },
+  });
+  const refusals = new Counter({
+    name: 'crm_sse_stream_refusals_total',
+    help: 'Streams refused by the per-key, per-user, per-organization or per-instance stream limit (429 concurrency_limit).',
+    registers: [registry],
+  });
+  return () => refusals.inc();
+}
+
+/** `/metrics` as the API reference documents it. */
+export const metricsReference: DocumentedRoute = {
+  method: 'GET',
+  path: '/metrics',
+  summary: 'Prometheus metrics of this instance (text format), for the platform token.',
+  description:
+    'Requests by route, operation and status with latencies; skip trace outcomes, credits, cache and provider; rate-limit and concurrency refusals; open streams; the database pool and event-loop lag.',
+  tag: 'Service',
+  credential: 'platform token',
+  rateLimited: true,
+  responses: { 200: { description: 'Prometheus text format.', mediaType: 'text/plain', schema: { type: 'string' } } },
+};
+
+/** `GET /metrics`: the registry in Prometheus text format, for the platform token only. */
+export function registerMetricsRoute(app: FastifyInstance, services: Services) {
+  app.get('/metrics', {
+    onRequest: credentialGuard({ services, accepts: (principal): principal is PlatformPrincipal => principal.type === 'platform' }),
+    handler: async (_request, reply) => reply.header('Content-Type', services.metrics.contentType).send(await services.metrics.metrics()),
+  });
+  allowOnly(app, '/metrics', ['GET']);
+}

@@ -1,0 +1,52 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../common/errors.js';
+import type { RequestContext } from '../../schema/context.js';
+import { acceptsEventStream, EVENT_STREAM_HEADERS, eventStream } from './event-stream.js';
+import { maskError } from '../graphql/graphql-errors.js';
+import type { OperationSubscriber } from '../rest/operation-executor.js';
+import type { RestOperation } from '../rest/rest-route.js';
+
+/** How a route answers a subscription: Server-Sent Events, each `next` event's data made from the root field's value. */
+export interface RestStream {
+  event: (value: unknown) => unknown;
+}
+
+/** A subscription is only ever answered as a stream, so the caller must say it reads one (422 otherwise, naming the header). */
+export function requireEventStream(request: FastifyRequest, operationName: string, stream: RestStream | undefined) {
+  if (!stream) throw new AppError('invalid_request', `${operationName} is a subscription, which this route does not serve.`);
+  if (!acceptsEventStream(request.headers.accept))
+    throw new AppError('invalid_request', `${operationName} is a stream: send the header Accept: text/event-stream.`, [
+      { path: 'Accept', message: 'must be text/event-stream' },
+    ]);
+}
+
+/** Each route's encoded events, shared by its streams (see EventStreamFormat's `encoded`). */
+const encodedByRoute = new WeakMap<RestStream, WeakMap<object, Uint8Array>>();
+
+/**
+ * Opens the subscription and answers with its events. A refusal as it opens (the stream limits:
+ * `429 concurrency_limit`) is thrown, so it is an ordinary REST error; once the stream runs, an
+ * error ends it with a last `next` event in the REST error shape, then `complete`.
+ */
+export async function sendStream(
+  reply: FastifyReply,
+  subscribe: OperationSubscriber,
+  call: { operation: RestOperation; variables: Record<string, unknown>; context: RequestContext; stream: RestStream },
+) {
+  const { operation, variables, context, stream } = call;
+  const { events, error } = await subscribe(operation.document, variables, context);
+  if (error) throw error;
+  let encoded = encodedByRoute.get(stream);
+  if (!encoded) encodedByRoute.set(stream, (encoded = new WeakMap()));
+  const body = eventStream(events, {
+    encoded,
+    next: (result) => {
+      const failure = result.errors?.[0];
+      return failure
+        ? AppError.from(maskError(failure, context.log)).toBody(context.requestId)
+        : stream.event(result.data?.[operation.rootField] ?? null);
+    },
+    error: (failure) => AppError.from(maskError(failure as Error, context.log)).toBody(context.requestId),
+  });
+  return reply.headers(EVENT_STREAM_HEADERS).send(body);
+}

@@ -1,0 +1,171 @@
+/**
+ * The SQL of the property records (`properties`, `property_owners`, `property_persons`): the
+ * import's batch write and the records provider's lookup, both raw SQL (set-based statements and
+ * a hot path, no entities). The re-keying a migration runs is the migration's own
+ * (property-rekey.ts): it must keep working on the tables as they were at that migration.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Em } from '../infra/database/orm.js';
+import type { Sql } from '../infra/database/sql.js';
+import type { StandardAddress } from '../address/index.js';
+import type { ActorType } from '../skip-trace/input-rules.js';
+import type { TracedPerson } from '../skip-trace/providers/provider.js';
+
+/** A person as stored: names as given (trimmed), plus the folded keys the matcher compares. */
+export interface PersonRow extends TracedPerson {
+  firstKey: string | null;
+  lastKey: string | null;
+}
+
+export interface OwnerRow {
+  type: ActorType;
+  name: string | null;
+  nameKey: string | null;
+  persons: PersonRow[];
+}
+
+/** One property, keyed by its address identity (`addressKey`), with its owners in order. */
+export interface PropertyRecordRow {
+  addressKey: string;
+  address: StandardAddress;
+  owners: OwnerRow[];
+}
+
+/**
+ * Upserts each record's property by its address key and replaces its owners, all in one
+ * transaction with one statement per table. A later row for an address replaces an earlier one.
+ */
+export async function replacePropertyRecords(em: Em, records: readonly PropertyRecordRow[]): Promise<void> {
+  const byKey = new Map<string, PropertyRecordRow>();
+  for (const record of records) byKey.set(record.addressKey, record);
+  if (byKey.size === 0) return;
+
+  const properties = [...byKey.values()].map((r) => ({
+    id: randomUUID(),
+    address_key: r.addressKey,
+    line1: r.address.line1,
+    city: r.address.city,
+    state: r.address.state,
+    zip5: r.address.zip5,
+  }));
+
+  await em.transactional(async (tx) => {
+    // Rows are locked in address-key order, so two overlapping imports cannot deadlock.
+    const saved = await tx.execute<{ id: string; address_key: string }[]>(
+      `insert into properties (id, address_key, line1, city, state, zip5)
+       select id, address_key, line1, city, state, zip5
+       from jsonb_to_recordset(?::jsonb) as r(id uuid, address_key text, line1 text, city text, state text, zip5 text)
+       order by address_key
+       on conflict (address_key) do update
+         set line1 = excluded.line1, city = excluded.city, state = excluded.state, zip5 = excluded.zip5, updated_at = now()
+       returning id, address_key`,
+      [JSON.stringify(properties)],
+    );
+    const propertyIds = saved.map((p) => p.id);
+    await tx.execute(`delete from property_owners where property_id in (select jsonb_array_elements_text(?::jsonb)::uuid)`, [
+      JSON.stringify(propertyIds),
+    ]);
+
+    const owners: Record<string, unknown>[] = [];
+    const persons: Record<string, unknown>[] = [];
+    for (const { id: propertyId, address_key } of saved) {
+      byKey.get(address_key)!.owners.forEach((owner, position) => {
+        const ownerId = randomUUID();
+        owners.push({ id: ownerId, property_id: propertyId, position, type: owner.type, name: owner.name, name_key: owner.nameKey });
+        owner.persons.forEach((p, i) =>
+          persons.push({
+            id: randomUUID(),
+            owner_id: ownerId,
+            position: i,
+            first_name: p.firstName,
+            last_name: p.lastName,
+            middle_name: p.middleName,
+            first_key: p.firstKey,
+            last_key: p.lastKey,
+            age: p.age,
+            phones: p.phones,
+            emails: p.emails,
+          }),
+        );
+      });
+    }
+    if (owners.length > 0) {
+      await tx.execute(
+        `insert into property_owners (id, property_id, position, type, name, name_key)
+         select * from jsonb_to_recordset(?::jsonb) as r(id uuid, property_id uuid, position int, type text, name text, name_key text)`,
+        [JSON.stringify(owners)],
+      );
+    }
+    if (persons.length > 0) {
+      await tx.execute(
+        `insert into property_persons (id, owner_id, position, first_name, last_name, middle_name, first_key, last_key, age, phones, emails)
+         select * from jsonb_to_recordset(?::jsonb) as r(id uuid, owner_id uuid, position int, first_name text, last_name text,
+           middle_name text, first_key text, last_key text, age int, phones jsonb, emails jsonb)`,
+        [JSON.stringify(persons)],
+      );
+    }
+  });
+}
+
+/** One person of one owner of a property, as the records provider matches it. */
+export interface StoredOwnerPerson {
+  ownerType: ActorType;
+  /** The entity owner's folded name; null for a person owner. */
+  nameKey: string | null;
+  person: PersonRow;
+}
+
+interface OwnerPersonRow {
+  owner_type: ActorType | null;
+  name_key: string | null;
+  person_id: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  middle_name: string | null;
+  first_key: string | null;
+  last_key: string | null;
+  age: number | null;
+  phones: unknown;
+  emails: unknown;
+}
+
+/** jsonb arrives parsed from node-postgres, but a driver may hand back the text. */
+const jsonArray = <T>(v: unknown): T[] => (typeof v === 'string' ? (JSON.parse(v) as T[]) : Array.isArray(v) ? (v as T[]) : []);
+
+/**
+ * The persons of every owner of the property at `addressKey`, in import order; null when no
+ * property has that key (a property without owners has none, which tells the two apart).
+ */
+export async function findPropertyPersons(sql: Sql, addressKey: string): Promise<StoredOwnerPerson[] | null> {
+  const rows = await sql.execute<OwnerPersonRow[]>(
+    `select o.type as owner_type, o.name_key, p.id as person_id, p.first_name, p.last_name, p.middle_name,
+       p.first_key, p.last_key, p.age, p.phones, p.emails
+     from properties pr
+     left join property_owners o on o.property_id = pr.id
+     left join property_persons p on p.owner_id = o.id
+     where pr.address_key = ?
+     order by o.position, p.position`,
+    [addressKey],
+  );
+  if (rows.length === 0) return null;
+  return rows.flatMap((row) =>
+    row.person_id === null || row.owner_type === null
+      ? []
+      : [
+          {
+            ownerType: row.owner_type,
+            nameKey: row.name_key,
+            person: {
+              firstName: row.first_name,
+              lastName: row.last_name,
+              middleName: row.middle_name,
+              firstKey: row.first_key,
+              lastKey: row.last_key,
+              age: row.age,
+              phones: jsonArray<TracedPerson['phones'][number]>(row.phones),
+              emails: jsonArray<string>(row.emails),
+            },
+          },
+        ],
+  );
+}

@@ -1,0 +1,115 @@
+import type DataLoader from 'dataloader';
+import type { FastifyBaseLogger as Logger } from 'fastify';
+import type { Redis } from 'ioredis';
+import type pino from 'pino';
+import type { Registry } from 'prom-client';
+import type { Config } from '../infra/config.js';
+import type { Em, Orm } from '../infra/database/orm.js';
+import type { Sql } from '../infra/database/sql.js';
+import type { ClientWatch } from '../infra/client-watch.js';
+import type { StreamRegistry } from '../infra/stream-registry.js';
+import type { OrganizationPrincipal, PlatformPrincipal, Principal, UserPrincipal } from './principal.js';
+
+/**
+ * Process-wide dependencies, built once at start-up (app/app.ts) and shared by every request.
+ * A domain that provides a service adds it here from its own folder (declaration merging), so
+ * this base never imports a domain:
+ *
+ *     declare module '../schema/context.js' { interface Services { traces: TraceCoordinator } }
+ */
+export interface Services {
+  config: Config;
+  log: pino.Logger;
+  orm: Orm;
+  /** Raw SQL on the ORM's own pool, for hot paths that track no entities (infra/database/sql.ts). */
+  sql: Sql;
+  redis: Redis | null;
+  /**
+   * This app's Prometheus registry (`GET /metrics`). One per app, never prom-client's global one:
+   * tests run several apps in one process. Each layer defines its metrics on it where their events happen.
+   */
+  metrics: Registry;
+  /** Open long-lived streams (subscriptions) on this instance, with their per-key and total limits. */
+  streams: StreamRegistry;
+}
+
+/** A request's `Idempotency-Key` and the fingerprint of its body (canonical JSON, so key order does not count). */
+export interface IdempotencyKey {
+  key: string;
+  fingerprint: string;
+}
+
+/** What the HTTP host hands to Yoga, or the REST handler to the executor, for each request. */
+export interface RequestContext {
+  principal: Principal;
+  requestId: string;
+  log: Logger;
+  /** Whether the caller is still connected, and what to undo if its response is not delivered. */
+  client: ClientWatch;
+  /** Set by a REST route that accepts an Idempotency-Key, when the request carries one. */
+  idempotencyKey?: IdempotencyKey;
+  /**
+   * The value of the operation's root field, already computed for this principal by the
+   * statement that also looked its key up (`auth/key-preload.ts`); its resolver takes it.
+   */
+  preloaded?: { field: string; value: Promise<unknown> };
+}
+
+/** The preloaded value of root field `field`, if the request carries one (at most once). */
+export function preloadedValue<V>(context: RequestContext, field: string): Promise<V> | undefined {
+  const preloaded = context.preloaded;
+  if (preloaded?.field !== field) return undefined;
+  context.preloaded = undefined;
+  return preloaded.value as Promise<V>;
+}
+
+/**
+ * One request's database handles. Raw SQL is there at once; the forked EntityManager and any
+ * DataLoader are created when a resolver first asks, because the hot operations (feed pages,
+ * counts, marks) track no entities, and a fork per request was a measurable share of their
+ * allocation and CPU (bench/results).
+ */
+export class RequestDb {
+  #em: Em | undefined;
+  readonly #loaders = new Map<symbol, DataLoader<unknown, unknown>>();
+
+  constructor(
+    private readonly orm: Orm,
+    /** Raw SQL outside any unit of work. */
+    readonly sql: Sql,
+  ) {}
+
+  /** This request's own EntityManager (identity map, unit of work). */
+  get em(): Em {
+    this.#em ??= this.orm.em.fork();
+    return this.#em;
+  }
+
+  /**
+   * This request's DataLoader named `key`, made by `create` on first use: lookups by id within one
+   * request are batched, so nested fields never issue one query per row. Each domain declares its
+   * own loaders (a `symbol` each) beside its schema.
+   */
+  loader<K, V>(key: symbol, create: (em: Em) => DataLoader<K, V>): DataLoader<K, V> {
+    let loader = this.#loaders.get(key);
+    if (!loader) {
+      loader = create(this.em) as DataLoader<unknown, unknown>;
+      this.#loaders.set(key, loader);
+    }
+    return loader as DataLoader<K, V>;
+  }
+}
+
+/** The GraphQL context: per-request state (principal, database handles) and the process's services. */
+export interface Context extends RequestContext {
+  db: RequestDb;
+  services: Services;
+}
+
+export type UserContext = Context & { principal: UserPrincipal };
+export type PlatformContext = Context & { principal: PlatformPrincipal };
+export type OrganizationContext = Context & { principal: OrganizationPrincipal };
+
+export function createContext(request: RequestContext, services: Services): Context {
+  return { ...request, db: new RequestDb(services.orm, services.sql), services };
+}
