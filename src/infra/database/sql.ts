@@ -1,14 +1,29 @@
+import { CompiledQuery } from 'kysely';
 import type pg from 'pg';
+import sql, { empty, join, raw, type Sql as Statement } from 'sql-template-tag';
 import type { Em, Orm } from './orm.js';
 
 /**
- * Raw SQL outside any unit of work, for the hot paths that track no entities (the key lookup,
- * feed pages, counts, marks). Same call shape as `em.execute`: `?` placeholders; rows, or
- * `{ affectedRows }` for `'run'`.
+ * Statements are written with the `sql` tag: each fragment carries its own values, so fragments
+ * from several modules compose without lining up positional parameters by hand.
  */
-export interface Sql {
+export { sql, empty, join, raw, type Statement };
+
+/**
+ * Raw SQL outside any unit of work, for the statements that track no entities (the key lookup,
+ * feed pages, counts, marks, the trace's statements).
+ */
+export interface Db {
+  /** The statement's rows. */
+  rows<T = Record<string, unknown>>(statement: Statement): Promise<T[]>;
+  /** How many rows the statement changed. */
+  run(statement: Statement): Promise<number>;
+  /** @deprecated `?` placeholders and a separate array: being replaced by `rows` and `run`. */
   execute<T = Record<string, unknown>[]>(query: string, params?: readonly unknown[], method?: 'all' | 'run'): Promise<T>;
 }
+
+/** @deprecated the old name of `Db`. */
+export type Sql = Db;
 
 /** `?` placeholders as `$1, $2, …`, outside quoted literals and identifiers; cached per statement text. */
 const positional = new Map<string, string>();
@@ -66,18 +81,26 @@ function statementName(text: string): string | undefined {
 export async function createSql(orm: Orm, kind: 'postgres' | 'embedded', options: { preparedStatements?: boolean } = {}): Promise<Sql> {
   if (kind === 'embedded') {
     const em = orm.em as Em;
+    const execute = <T>(query: string, params: readonly unknown[] = [], method: 'all' | 'run' = 'all') =>
+      em.execute(query, params.map(wellFormed), method) as Promise<T>;
+    // The ORM's query client (one PGlite session behind a lock that keeps transactions apart), with the values bound, not inlined.
+    const client = em.getConnection().getClient();
+    const send = (statement: Statement) => client.executeQuery(CompiledQuery.raw(statement.text, statement.values.map(wellFormed)));
     return {
-      execute: <T>(query: string, params: readonly unknown[] = [], method: 'all' | 'run' = 'all') =>
-        em.execute(query, params.map(wellFormed), method) as Promise<T>,
+      execute,
+      rows: async <T>(statement: Statement) => (await send(statement)).rows as T[],
+      run: async (statement: Statement) => Number((await send(statement)).numAffectedRows ?? 0),
     };
   }
   const pool = (await orm.em.getConnection().getNativeClient()) as pg.Pool;
   const named = options.preparedStatements ?? false;
+  const send = (text: string, values: unknown[]) => pool.query({ text, values, ...(named && { name: statementName(text) }) });
   return {
     async execute<T>(query: string, params: readonly unknown[] = [], method: 'all' | 'run' = 'all'): Promise<T> {
-      const text = toPositional(query);
-      const result = await pool.query({ text, values: params as unknown[], ...(named && { name: statementName(text) }) });
+      const result = await send(toPositional(query), params as unknown[]);
       return (method === 'run' ? { affectedRows: result.rowCount ?? 0 } : result.rows) as T;
     },
+    rows: async <T>(statement: Statement) => (await send(statement.text, statement.values)).rows as T[],
+    run: async (statement: Statement) => (await send(statement.text, statement.values)).rowCount ?? 0,
   };
 }
