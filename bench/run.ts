@@ -11,6 +11,9 @@
  *
  * Options: --quick, --rounds N, --seconds N, --warmup N, --only id,id, --regenerate, --no-startup,
  * --service-root DIR (run the service from another work tree, e.g. a copy with a proposed change),
+ * --baseline DIR (also run the service built from DIR, e.g. the tree before a change, as one more
+ * server alternated with the others in every scenario: the table gains a "× baseline" column),
+ * --servers kind,kind (only these of floor, naive, postgraphile besides the service and baseline),
  * --compare-autocannon (each round also loads every server with autocannon from this process, to
  * compare the two load generators' ratios),
  * --startup-only (only the embedded start-up, printed as medians: no servers, data or scenarios).
@@ -44,6 +47,12 @@ const seconds = Number(option('seconds') ?? (quick ? 0.5 : 6));
 const warmup = Number(option('warmup') ?? (quick ? 0.2 : 2));
 const serviceRoot = option('service-root') ?? ROOT;
 const only = option('only')?.split(',');
+const baselineRoot = option('baseline');
+/** The comparison servers this run starts (the service always runs; the baseline with --baseline). */
+const peers = new Set<Exclude<ServerKind, 'service'>>([
+  ...((option('servers')?.split(',') ?? ['floor', 'naive', 'postgraphile']) as Exclude<ServerKind, 'service'>[]),
+  ...(baselineRoot ? (['baseline'] as const) : []),
+]);
 const compareAutocannon = flag('compare-autocannon');
 const seed = DEFAULT_SEED;
 const PLATFORM_TOKEN = 'bench-platform-token-0123456789';
@@ -77,6 +86,7 @@ async function main() {
   }
   await createDatabase(baseUrl, database);
   buildService(serviceRoot);
+  if (baselineRoot) buildService(baselineRoot);
   const servers: Partial<Record<ServerKind, Server>> = {};
   const stopAll = () => Promise.all(Object.values(servers).map((s) => s?.stop()));
   const rows: Row[] = [];
@@ -84,6 +94,7 @@ async function main() {
   let counts: CountCheck | null;
   let startup: StartupResult | null = null;
   let streams: StreamResult | null = null;
+  let baselineStreams: StreamResult | null = null;
   try {
     const common = { DATABASE_URL: url, REDIS_URL: redisUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...LIMITS };
     // The service first: its migrations create the schema the data goes into.
@@ -95,17 +106,18 @@ async function main() {
     generation = await ensureData(url, scale, seed, { force: flag('regenerate') });
     log(generation.generated ? `data generated in ${generation.seconds.toFixed(1)} s` : 'data already in place (same seed and scale)');
     const fixture = await loadFixture(url, scale, seed, CONNECTIONS);
-    [servers.floor, servers.naive, servers.postgraphile] = await Promise.all([
-      startServer({ ...SERVERS.floor, env: common }),
-      startServer({ ...SERVERS.naive, env: { ...common, ...SERVERS.naive.env } }),
-      startServer({ ...SERVERS.postgraphile, env: { DATABASE_URL: url, NODE_ENV: 'production' } }),
-    ]);
+    await startPeers(servers, common);
     const urls = Object.fromEntries(Object.entries(servers).map(([k, s]) => [k, s!.url])) as Record<ServerKind, string>;
 
-    const scenarios = buildScenarios(fixture, CONNECTIONS).filter((s) => !only || only.includes(s.id));
+    const scenarios = buildScenarios(fixture, CONNECTIONS)
+      .filter((s) => !only || only.includes(s.id))
+      .map(withPeersOnly);
     for (const scenario of scenarios) rows.push(...(await measure(scenario, servers as Record<ServerKind, Server>, urls)));
-    if (!only || only.includes(STREAM_SCENARIO))
-      streams = await measureStreams(servers.service, fixture, PLATFORM_TOKEN, quick ? QUICK_STREAMS : FULL_STREAMS);
+    if (!only || only.includes(STREAM_SCENARIO)) {
+      const size = quick ? QUICK_STREAMS : FULL_STREAMS;
+      streams = await measureStreams(servers.service, fixture, PLATFORM_TOKEN, size);
+      if (servers.baseline) baselineStreams = await measureStreams(servers.baseline, fixture, PLATFORM_TOKEN, size);
+    }
     counts = await checkCounts(url, urls.service, fixture);
     log(`counts: ${counts.summary}`);
     if (scenarios.some((s) => s.id === 'markAll')) await restoreReadState(url);
@@ -120,6 +132,7 @@ async function main() {
     counts,
     startup,
     streams,
+    baselineStreams,
     minutes: (performance.now() - started) / 60_000,
     load: [load0, loadavg()],
     database,
@@ -132,6 +145,7 @@ async function main() {
       seconds,
       warmup,
       foreignServiceRoot: serviceRoot !== ROOT ? serviceRoot : undefined,
+      baselineRoot,
     },
   });
   process.stdout.write(`\n${report}\n`);
@@ -140,12 +154,39 @@ async function main() {
   const complete =
     !only &&
     serviceRoot === ROOT &&
+    !baselineRoot &&
+    peers.size === 3 &&
     ['rounds', 'seconds', 'warmup'].every((o) => option(o) === undefined) &&
     !flag('no-startup') &&
     !compareAutocannon;
   const file = join(ROOT, 'bench/results', quick ? 'latest-quick.md' : complete ? 'latest.md' : 'latest-partial.md');
   writeFileSync(file, report);
   log(`written to ${file}`);
+}
+
+/** Starts the comparison servers this run asks for: the floors, PostGraphile and, with --baseline, the service of another tree. */
+async function startPeers(servers: Partial<Record<ServerKind, Server>>, common: Record<string, string>) {
+  const env: Record<Exclude<ServerKind, 'service'>, Record<string, string>> = {
+    floor: common,
+    naive: { ...common, ...SERVERS.naive.env },
+    postgraphile: { DATABASE_URL: common.DATABASE_URL, NODE_ENV: 'production' },
+    baseline: { ...common, INTERNAL_API_TOKEN: PLATFORM_TOKEN },
+  };
+  const started = await Promise.all(
+    [...peers].map(
+      async (kind: Exclude<ServerKind, 'service'>) =>
+        [kind, await startServer({ ...SERVERS[kind], env: env[kind], ...(kind === 'baseline' && { cwd: baselineRoot }) })] as const,
+    ),
+  );
+  for (const [kind, server] of started) servers[kind] = server;
+}
+
+/** A scenario's targets on the servers this run started, the baseline right after the service (same requests). */
+function withPeersOnly(scenario: Scenario): Scenario {
+  const targets = scenario.targets.filter((t) => t.server === 'service' || peers.has(t.server));
+  const service = targets.find((t) => t.server === 'service');
+  if (baselineRoot && service) targets.splice(1, 0, { ...service, server: 'baseline', label: 'service before (baseline)' });
+  return { ...scenario, targets };
 }
 
 async function createDatabase(baseUrl: string, database: string) {
@@ -231,24 +272,26 @@ async function measure(scenario: Scenario, servers: Record<ServerKind, Server>, 
  * fresh data dir, then reopening it. Alternated, medians of `rounds`.
  */
 async function measureStartup(rounds: number): Promise<StartupResult> {
-  const result: StartupResult = { bare: { fresh: [], reopened: [], rss: [] }, service: { fresh: [], reopened: [], rss: [] } };
+  const empty = () => ({ fresh: [], reopened: [], rss: [] });
+  const result: StartupResult = { bare: empty(), service: empty(), ...(baselineRoot && { baseline: empty() }) };
   const base = join(ROOT, 'bench/.data/startup');
   mkdirSync(base, { recursive: true });
+  const kinds = baselineRoot ? (['bare', 'service', 'baseline'] as const) : (['bare', 'service'] as const);
   for (let round = 0; round < rounds; round++) {
-    for (const kind of ['bare', 'service'] as const) {
+    for (const kind of kinds) {
       const dataDir = join(base, `${kind}-${round}`);
       rmSync(dataDir, { recursive: true, force: true });
       for (const phase of ['fresh', 'reopened'] as const) {
         const server = await startServer({
           name: `startup-${kind}`,
           script: kind === 'bare' ? join(ROOT, 'bench/lib/pglite-bare.mjs') : SERVERS.service.script,
-          cwd: kind === 'bare' ? ROOT : serviceRoot,
+          cwd: kind === 'bare' ? ROOT : kind === 'baseline' ? baselineRoot : serviceRoot,
           port: 4310,
           env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', NODE_ENV: 'production' },
           pollMs: 10,
         });
-        result[kind][phase].push(server.readyMs);
-        result[kind].rss.push(memoryOf(server.pid).rss);
+        result[kind]![phase].push(server.readyMs);
+        result[kind]!.rss.push(memoryOf(server.pid).rss);
         await server.stop();
         log(`start-up ${kind} ${phase}: ${server.readyMs.toFixed(0)} ms`);
       }

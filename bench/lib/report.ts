@@ -25,9 +25,17 @@ export interface Row {
   autocannon?: RunResult[];
 }
 
+interface StartupTimes {
+  fresh: number[];
+  reopened: number[];
+  rss: number[];
+}
+
 export interface StartupResult {
-  bare: { fresh: number[]; reopened: number[]; rss: number[] };
-  service: { fresh: number[]; reopened: number[]; rss: number[] };
+  bare: StartupTimes;
+  service: StartupTimes;
+  /** With --baseline: the service of the tree before the change. */
+  baseline?: StartupTimes;
 }
 
 export interface ReportInput {
@@ -38,6 +46,8 @@ export interface ReportInput {
   startup: StartupResult | null;
   /** The `watch` scenario, when it ran. */
   streams?: StreamResult | null;
+  /** The `watch` scenario on the baseline, with --baseline. */
+  baselineStreams?: StreamResult | null;
   minutes: number;
   load: number[][];
   database: string;
@@ -51,6 +61,8 @@ export interface ReportInput {
     warmup: number;
     /** Set when the service ran from another work tree. */
     foreignServiceRoot?: string;
+    /** Set with --baseline: the tree the baseline service was built from. */
+    baselineRoot?: string;
   };
 }
 
@@ -66,10 +78,18 @@ export function render(input: ReportInput): string {
   const { rows, startup, settings } = input;
   const { connections } = settings;
   const find = (id: string, server: ServerKind) => rows.find((r) => r.scenario.id === id && r.server === server);
+  const baseline = Boolean(settings.baselineRoot);
+  /** The service against the baseline: req/s ratio, then CPU per request ratio (lower is better). */
+  const againstBaseline = (row: Row) => {
+    const before = row.server === 'service' ? find(row.scenario.id, 'baseline') : undefined;
+    return before ? ` ${ratio(row.rps, before.rps)}, ${ratio(row.cpuMs, before.cpuMs)} |` : ' |';
+  };
 
   const lines: string[] = [];
   lines.push(`# Benchmark results (${settings.scale.name} run)`, '');
   if (settings.foreignServiceRoot) lines.push(`Service run from \`${settings.foreignServiceRoot}\`, not this work tree.`, '');
+  if (settings.baselineRoot)
+    lines.push(`Baseline: the service built from \`${settings.baselineRoot}\`, alternated with the others in every scenario.`, '');
   lines.push(
     `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC · commit ${input.commit} · Node ${NODE_VERSION} (every server; harness ${process.version}) · ${cpus().length} cores, ${fmt(totalmem() / 2 ** 30)} GiB · ` +
       `load from wrk (${WRK_THREADS} threads, ${connections} connections; markAll from autocannon) · ${settings.rounds} rounds of ${settings.seconds} s per server (after ${settings.warmup} s warm-up), servers alternated, medians · ` +
@@ -85,8 +105,8 @@ export function render(input: ReportInput): string {
   );
 
   lines.push(
-    '| scenario | server | req/s | req/s by round | p50 ms | p99 ms | errors | peak RSS MiB | CPU ms/req | × same-SQL floor | × naive floor | × PostGraphile |',
-    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    `| scenario | server | req/s | req/s by round | p50 ms | p99 ms | errors | peak RSS MiB | CPU ms/req | × same-SQL floor | × naive floor | × PostGraphile |${baseline ? ' × baseline (req/s, CPU) |' : ''}`,
+    `|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|${baseline ? '--:|' : ''}`,
   );
   for (const row of rows) {
     // The service's ratios; on the same-SQL floor's row, in parentheses, the floor's own.
@@ -98,7 +118,7 @@ export function render(input: ReportInput): string {
     };
     lines.push(
       `| ${row === rows.find((r) => r.scenario === row.scenario) ? row.scenario.title : ''} | ${row.label} | ${rate(row.rps)} | ${row.runs.map((x) => rate(x.rps)).join(' / ')} | ${ms(row.p50)} | ${ms(row.p99)} | ${row.errors} | ${fmt(row.peakRssMiB)} | ${fmt(row.cpuMs, 2)} | ` +
-        `${row.server === 'service' ? against('floor') : ''} | ${against('naive')} | ${against('postgraphile')} |`,
+        `${row.server === 'service' ? against('floor') : ''} | ${against('naive')} | ${against('postgraphile')} |${baseline ? againstBaseline(row) : ''}`,
     );
   }
   lines.push('', 'In parentheses on the same-SQL floor’s rows: the floor’s own ratio to the naive floor and to PostGraphile.', '');
@@ -116,6 +136,7 @@ export function render(input: ReportInput): string {
   );
 
   if (input.streams) lines.push(...renderStreams(input.streams));
+  if (input.baselineStreams) lines.push('The same on the baseline:', '', ...renderStreams(input.baselineStreams));
   if (startup) {
     lines.push(
       `Embedded start-up (spawn → first 200 from /readyz, medians of ${startup.bare.fresh.length}): bare PGlite fresh ${fmt(median(startup.bare.fresh))} ms, reopened ${fmt(median(startup.bare.reopened))} ms, ` +
@@ -123,6 +144,11 @@ export function render(input: ReportInput): string {
         `RSS ${fmt(Math.max(...startup.service.rss))} MiB (embedded engine's WASM heap included; reported apart from the PostgreSQL figure).`,
       '',
     );
+    if (startup.baseline)
+      lines.push(
+        `Baseline's embedded start-up: fresh ${fmt(median(startup.baseline.fresh))} ms, reopened ${fmt(median(startup.baseline.reopened))} ms, RSS ${fmt(Math.max(...startup.baseline.rss))} MiB.`,
+        '',
+      );
   }
   lines.push(
     'Servers: **service** = `dist/main.js`, the bundle `npm start` runs (Fastify + Yoga + MikroORM, PostgreSQL, Redis windows); ' +

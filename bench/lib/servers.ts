@@ -7,8 +7,8 @@ import { sleep } from './common.js';
 export const ROOT = new URL('../..', import.meta.url).pathname;
 export const LOG_DIR = join(ROOT, 'bench/.data/logs');
 
-/** The servers under test: the service, the two floors and the peer. */
-export type ServerKind = 'service' | 'floor' | 'naive' | 'postgraphile';
+/** The servers under test: the service, the two floors, the peer, and (with `--baseline`) the service built from the tree before a change. */
+export type ServerKind = 'service' | 'floor' | 'naive' | 'postgraphile' | 'baseline';
 
 /**
  * How each kind is started: its script (the service as `npm start` runs it: the bundle `npm run
@@ -20,6 +20,7 @@ export const SERVERS: Record<ServerKind, { script: string; port: number; name: s
   floor: { script: 'bench/floor.ts', port: 4302, name: 'same-sql-floor' },
   postgraphile: { script: 'bench/postgraphile.ts', port: 4303, name: 'postgraphile' },
   naive: { script: 'bench/floor.ts', port: 4304, name: 'naive-floor', env: { FLOOR: 'naive' } },
+  baseline: { script: 'dist/main.js', port: 4305, name: 'service-baseline' },
 };
 
 /**
