@@ -2,7 +2,7 @@ import { parse, type GraphQLSchema } from 'graphql';
 import { randomUUID } from 'node:crypto';
 import { AppError, REPLAYED_HEADER } from '../../../common/errors.js';
 import type { OrganizationPrincipal } from '../../../schema/principal.js';
-import { recordAudit } from '../../../billing/audit.js';
+import { recordOutcome } from '../../../skip-trace/outcome.js';
 import { inputBodySchema, prepareOperation, type RestRoute } from '../rest-route.js';
 import { withoutProperties } from '../../../schema/json-schema.js';
 
@@ -42,7 +42,7 @@ export function skipTraceRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
     summary: 'Traces the owners of a street address (optionally one person or entity); one credit per 200.',
     credential: SKIP_TRACE_KEY,
     // Before the body is read: a body that never arrives holds its slot until the body timeout ends it.
-    admit: (services, caller, client) => services.skipTraceAdmission.admit(caller.keyId, client),
+    admit: (services, caller, client) => services.skipTraceAdmission.holdSlot(caller.keyId, client),
     // The mutation claims the key, or replays the key's first answer (skip-trace/idempotency/).
     idempotencyHeader: 'Idempotency-Key',
     toCall(body) {
@@ -100,19 +100,13 @@ export function skipTraceRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
         },
       },
     },
-    // The mutation audits every call it runs; refusals before it (concurrency, body) are audited here.
+    // The trace audits every call it runs; refusals before it (the slot, the body) are audited here, alike.
     // The rate window's are not: a request it refused writes nothing (rest-route.ts).
-    onRefused: (services, { caller, kind, startedAt }) => {
-      services.skipTraceMetrics.outcomes.inc({ outcome: kind });
-      return recordAudit(services.sql, {
-        id: randomUUID(),
-        principal: caller,
-        startedAt,
-        outcome: kind,
-        cacheKey: null,
-        cacheHit: false,
-        charged: false,
-      });
-    },
+    onRefused: (services, { caller, kind, startedAt }) =>
+      recordOutcome(
+        { db: services.sql, metrics: services.skipTraceMetrics },
+        { id: randomUUID(), principal: caller, startedAt, cacheKey: null },
+        kind,
+      ),
   };
 }
