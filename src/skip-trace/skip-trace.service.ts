@@ -17,8 +17,6 @@ import type { TraceCoordinator } from './trace-coordinator.js';
 import { checkTraceInput, type SkipTraceInput } from './trace-input.js';
 import { openTrace } from './trace.data.js';
 
-export type { IdempotentCall } from './idempotency/idempotent-request.js';
-
 export interface SkipTraceResponse extends TraceResult {
   /** A new UUID per call, also the key of its ledger charge and audit row. */
   id: string;

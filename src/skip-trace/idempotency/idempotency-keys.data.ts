@@ -13,8 +13,8 @@ import { raw, sql, type Db, type Statement } from '../../infra/database/sql.js';
 /** How long a key and its answer are kept after its first request (README "Idempotency"). */
 const RETENTION = raw(`interval '24 hours'`);
 
-/** A claim on a key: the request holding `token`. */
-export interface KeyClaim {
+/** A request's hold on its Idempotency-Key while it runs: the claim `token`. */
+export interface IdempotencyClaim {
   organizationId: string;
   key: string;
   token: string;
@@ -33,7 +33,7 @@ export interface StoredKey<Outcome> {
  * Claims `key` for a request: a new key, one whose 24 h are over, or one whose claim's lease ran
  * out (its instance died mid-request) is (re)claimed with `token`. True when this request holds it.
  */
-export async function claimKey(db: Db, claim: KeyClaim & { fingerprint: string; leaseMs: number }): Promise<boolean> {
+export async function claimKey(db: Db, claim: IdempotencyClaim & { fingerprint: string; leaseMs: number }): Promise<boolean> {
   const rows = await db.rows<{ claim_token: string }>(
     sql`insert into skip_trace_idempotency_keys as k
        (organization_id, idempotency_key, fingerprint, claim_token, lease_expires_at, expires_at)
@@ -76,7 +76,7 @@ export async function readKeyForReplay<Outcome>(
  * Stores the answer of the request holding the claim `token` (in the charge's transaction for a
  * 200). False when the claim is no longer this request's (released, or its lease taken over).
  */
-export async function storeOutcome(db: Db, claim: KeyClaim, outcome: unknown): Promise<boolean> {
+export async function storeOutcome(db: Db, claim: IdempotencyClaim, outcome: unknown): Promise<boolean> {
   const changed = await db.run(
     sql`update skip_trace_idempotency_keys set outcome = ${JSON.stringify(outcome)}::jsonb, request_id = null
       where ${claimed(claim)} and outcome is null`,
@@ -85,7 +85,7 @@ export async function storeOutcome(db: Db, claim: KeyClaim, outcome: unknown): P
 }
 
 /** The row of the claim `token`. */
-const claimed = (claim: KeyClaim) =>
+const claimed = (claim: IdempotencyClaim) =>
   sql`organization_id = ${claim.organizationId} and idempotency_key = ${claim.key} and claim_token = ${claim.token}`;
 
 /**
@@ -93,7 +93,7 @@ const claimed = (claim: KeyClaim) =>
  * no row once the claim is no longer this request's (released, or its lease taken over), and
  * while the statement runs nobody can release or take it.
  */
-export const claimCte = (claim: KeyClaim) =>
+export const claimCte = (claim: IdempotencyClaim) =>
   sql`claim as (select from skip_trace_idempotency_keys where ${claimed(claim)} and outcome is null for update)`;
 
 /**
@@ -101,12 +101,12 @@ export const claimCte = (claim: KeyClaim) =>
  * same statement, only when `source` (a CTE of it) holds a row; the request's own response is its
  * first carrier. `outcome`: an SQL expression of the answer (it may read `source`).
  */
-export const storeOutcomeCte = (claim: KeyClaim, requestId: string, outcome: Statement, source: Statement) =>
+export const storeOutcomeCte = (claim: IdempotencyClaim, requestId: string, outcome: Statement, source: Statement) =>
   sql`stored as (update skip_trace_idempotency_keys set outcome = ${outcome}, request_id = ${requestId}::uuid, carriers = 1 from ${source}
      where ${claimed(claim)})`;
 
 /** Gives up the claim `token` without an answer, so the key's next request runs anew. */
-export async function releaseKey(db: Db, claim: KeyClaim): Promise<void> {
+export async function releaseKey(db: Db, claim: IdempotencyClaim): Promise<void> {
   await db.run(sql`delete from skip_trace_idempotency_keys where ${claimed(claim)} and outcome is null`);
 }
 

@@ -5,14 +5,13 @@ import type { IdempotencyKey } from '../../schema/context.js';
 import { sql, type Db, type Statement } from '../../infra/database/sql.js';
 import type { ClientWatch } from '../../infra/client-watch.js';
 import { CallerGoneError } from '../../billing/audit.js';
-import { claimKey, readKeyForReplay, releaseKey, storeOutcome, storeOutcomeCte, type KeyClaim } from './idempotency-keys.data.js';
+import { claimKey, readKeyForReplay, releaseKey, storeOutcome, storeOutcomeCte, type IdempotencyClaim } from './idempotency-keys.data.js';
 
 /** What a keyed request's answer leaves for its replays: its result, or its error as the caller saw it. */
 export type StoredAnswer<Result> =
   { result: Result } | { error: { kind: ErrorKind; message: string; details?: ErrorDetail[]; requestId: string } };
 
-/** A request's hold on its Idempotency-Key while it runs. */
-export type IdempotencyClaim = KeyClaim;
+export type { IdempotencyClaim } from './idempotency-keys.data.js';
 
 /** The request that carries an Idempotency-Key, and the id its error body names. */
 export interface IdempotentCall {
