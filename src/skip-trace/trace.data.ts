@@ -35,11 +35,8 @@ const BALANCE_FIELD = 'creditsRemaining';
 export type ChargeOutcome = { creditsRemaining: number } | 'no_credit' | 'claim_lost';
 
 /**
- * Charges one credit for the trace `audit.id`, with its ledger row and its audit row (`audit`,
- * charged), and, for a call holding an Idempotency-Key's claim, stores `answer` (its
- * `creditsRemaining` set to the balance after the charge) as the key's answer: all or nothing,
- * in one statement. Nothing is written when no credit is left (`no_credit`) or the claim is no
- * longer this request's (`claim_lost`).
+ * Charges one credit for the trace `audit.id` with its ledger and audit rows and, keyed, stores
+ * `answer` (with the balance after the charge) as the key's answer: all or nothing, one statement.
  */
 export async function chargeTrace(
   db: Db,
@@ -68,12 +65,10 @@ export interface CarriedCharge {
 }
 
 /**
- * A response that carried the result of `charge` was not written in full. Unless another response
- * carried that result, one statement undoes the charge: the credit comes back, the audit row says
- * uncharged with `outcome`, and a stored answer is forgotten (the key's next request runs, and is
- * charged, anew). Without a key the trace's own response is the only carrier; with one, the first
- * request's response and each replay's are, and the charge is undone when the last of them is
- * lost, so it is final once any of them was delivered. At most once per charge; true when undone.
+ * Undoes `charge` (the credit back, the audit row uncharged with `outcome`, a stored answer
+ * forgotten) once no response carrying its result was delivered: a keyed answer's carriers are its
+ * first response and each replay's, so the charge is final once any of them was. At most once; true
+ * when undone.
  */
 export async function refundUndelivered(db: Db, charge: CarriedCharge, outcome: string): Promise<boolean> {
   const audit = auditOfRefund({ requestId: charge.requestId, outcome });

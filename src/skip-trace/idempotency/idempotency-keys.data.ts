@@ -111,12 +111,9 @@ export async function releaseKey(db: Db, claim: IdempotencyClaim): Promise<void>
 }
 
 /**
- * A response that carried request `requestId`'s stored answer was lost, as the CTEs of the
- * refund's one statement (../trace.data.ts): `lost` takes its carrier away. When that was the last
- * one, the same update forgets the answer (the key then reads as a claim whose lease ran out long
- * ago, whatever the clocks, so the key's next request takes it over and runs anew) and `forgotten`
- * holds a row: the charge is to be refunded. The update holds the row's lock until the statement
- * commits, so a replay reading the answer at the same moment waits for it.
+ * A lost response of request `requestId`'s stored answer, as CTEs of the refund's statement: `lost`
+ * takes its carrier away; the last one also forgets the answer (its lease set to have run out, so
+ * the key's next request runs anew) and `forgotten` holds a row. The row lock orders it with a replay.
  */
 export const loseCarrierCtes = (requestId: string) => sql`lost as (update skip_trace_idempotency_keys
      set carriers = carriers - 1,
