@@ -1,5 +1,13 @@
+/**
+ * The skip trace audit (`skip_trace_requests`, raw SQL: one row per request, on the hot path):
+ * every skip trace request of a valid skip trace key that its rate window admitted gets one row,
+ * refused afterwards or not; one the window refused writes nothing. This module decides each
+ * row: a charged trace's is written by the charge's statement (auditOfCharge), any other end by
+ * recordOutcome, and a refund rewrites the charged row (auditOfRefund).
+ */
 import type { OrganizationPrincipal } from '../schema/principal.js';
-import type { Sql } from '../infra/database/sql.js';
+import { AppError } from '../common/errors.js';
+import { sql, type Db } from '../infra/database/sql.js';
 
 /** One row of `skip_trace_requests`: what became of one skip trace request. */
 export interface AuditEntry {
@@ -21,49 +29,38 @@ export const CALLER_GONE = 'client_closed';
 /** The audit outcome of a call answered with the stored answer of its Idempotency-Key's first request (uncharged). */
 export const REPLAYED = 'replayed';
 
-const durationOf = (entry: AuditEntry) => Math.round(performance.now() - entry.startedAt);
+/** The caller went away before the trace was charged: nothing is charged, nothing is answered. */
+export class CallerGoneError extends AppError {
+  constructor() {
+    super('internal_error', 'The caller closed the connection before the trace completed.');
+  }
+}
 
-/**
- * The one writer of the skip trace audit (`skip_trace_requests`, raw SQL: one row per request,
- * on the hot path): every skip trace request of a valid skip trace key that its rate window
- * admitted gets one row, refused afterwards or not; one the window refused writes nothing. A
- * charged trace's row is written by the charge's statement (AUDIT_OF_CHARGE).
- */
-export async function recordAudit(sql: Sql, entry: AuditEntry): Promise<void> {
-  await sql.execute(
-    `insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms) values (?, ?, ?, ?, ?, ?, ?, ?)`,
-    [
-      entry.id,
-      entry.principal.organizationId,
-      entry.principal.keyId,
-      entry.cacheKey,
-      entry.outcome,
-      entry.cacheHit,
-      entry.charged,
-      durationOf(entry),
-    ],
-    'run',
+/** The outcome a request that ended with `error` is audited with: the error's REST name, whichever route it came through. */
+export function outcomeOf(error: unknown): string {
+  if (error instanceof CallerGoneError) return CALLER_GONE;
+  if (!(error instanceof AppError)) return 'internal_error';
+  return error.replayOf ? REPLAYED : error.kind;
+}
+
+const durationOf = (entry: Pick<AuditEntry, 'startedAt'>) => Math.round(performance.now() - entry.startedAt);
+
+/** Writes the row of an uncharged request: a refusal (route or service), a replay, a failure. */
+export async function recordAudit(db: Db, entry: Omit<AuditEntry, 'cacheHit' | 'charged'>): Promise<void> {
+  await db.run(
+    sql`insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms)
+        values (${entry.id}, ${entry.principal.organizationId}, ${entry.principal.keyId}, ${entry.cacheKey}, ${entry.outcome}, false, false, ${durationOf(entry)})`,
   );
 }
 
 /**
- * The row of a charged trace, as a CTE of the charge's one statement (trace.data.ts): written
- * only when `charged` (billing/skip-trace-account.ts) holds a row, so it commits with the charge.
- * `?`: auditOfChargeParams.
+ * The row of a charged trace, as a CTE of the charge's statement (skip-trace/trace.data.ts):
+ * written only when `charged` (charge.ts) holds a row, so it commits with the charge.
  */
-export const AUDIT_OF_CHARGE = `audit as (insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms)
-     select ?::uuid, id, ?::uuid, ?, ?, ?::boolean, true, ?::integer from charged)`;
-export const auditOfChargeParams = (entry: AuditEntry) => [
-  entry.id,
-  entry.principal.keyId,
-  entry.cacheKey,
-  entry.outcome,
-  entry.cacheHit,
-  durationOf(entry),
-];
+export const auditOfCharge = (entry: Omit<AuditEntry, 'charged'>) =>
+  sql`audit as (insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms)
+     select ${entry.id}::uuid, id, ${entry.principal.keyId}::uuid, ${entry.cacheKey}, ${entry.outcome}, ${entry.cacheHit}::boolean, true, ${durationOf(entry)}::integer from charged)`;
 
-/**
- * The request's row once its charge was refunded, as a CTE of the refund's one statement
- * (trace.data.ts): only when `removed` (the ledger charge) holds a row. `?`: the outcome, the request id.
- */
-export const AUDIT_OF_REFUND = `refund_audit as (update skip_trace_requests set charged = false, outcome = ? where id = ?::uuid and exists (select from removed))`;
+/** The request's row once its charge was refunded, as a CTE of the refund's statement: only when `removed` (charge.ts) holds a row. */
+export const auditOfRefund = (refund: { requestId: string; outcome: string }) =>
+  sql`refund_audit as (update skip_trace_requests set charged = false, outcome = ${refund.outcome} where id = ${refund.requestId}::uuid and exists (select from removed))`;

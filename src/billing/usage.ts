@@ -4,7 +4,7 @@
  */
 import { badInput } from '../common/errors.js';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../common/keyset-cursor.js';
-import type { Sql } from '../infra/database/sql.js';
+import { join, sql, type Db } from '../infra/database/sql.js';
 
 export const USAGE_PAGE_SIZE = { default: 50, min: 1, max: 200 } as const;
 
@@ -39,7 +39,7 @@ const usageList = (organizationId: string) => `skip-trace-usage:${organizationId
  * `skip_trace_requests_usage_idx`. Requests recorded meanwhile sort before the cursor, so paging
  * returns each request that existed at the first call once.
  */
-export async function listUsage(sql: Sql, organizationId: string, query: UsageQuery): Promise<UsagePage> {
+export async function listUsage(db: Db, organizationId: string, query: UsageQuery): Promise<UsagePage> {
   const limit = query.limit ?? USAGE_PAGE_SIZE.default;
   if (!Number.isInteger(limit) || limit < USAGE_PAGE_SIZE.min || limit > USAGE_PAGE_SIZE.max)
     throw badInput(`limit must be an integer from ${USAGE_PAGE_SIZE.min} to ${USAGE_PAGE_SIZE.max}.`, [
@@ -53,16 +53,17 @@ export async function listUsage(sql: Sql, organizationId: string, query: UsageQu
 
   // Only the conditions present are written: a generic plan of `(? is null or …)` could not use
   // the keyset bound to start the index scan.
-  const filters: Array<[condition: string, params: unknown[]]> = [['organization_id = ?', [organizationId]]];
-  if (query.from) filters.push(['created_at >= ?::timestamptz', [query.from]]);
-  if (query.to) filters.push(['created_at < ?::timestamptz', [query.to]]);
-  if (after) filters.push(['(created_at, id) < (?::timestamptz, ?::uuid)', [after.createdAt, after.id]]);
-  const rows = await sql.execute<{ id: string; created_at: Date | string; outcome: string; charged: boolean; cache_hit: boolean }[]>(
-    `select id, created_at, outcome, charged, cache_hit from skip_trace_requests
-      where ${filters.map(([condition]) => condition).join(' and ')}
+  const conditions = [
+    sql`organization_id = ${organizationId}`,
+    ...(query.from ? [sql`created_at >= ${query.from}::timestamptz`] : []),
+    ...(query.to ? [sql`created_at < ${query.to}::timestamptz`] : []),
+    ...(after ? [sql`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`] : []),
+  ];
+  const rows = await db.rows<{ id: string; created_at: Date | string; outcome: string; charged: boolean; cache_hit: boolean }>(
+    sql`select id, created_at, outcome, charged, cache_hit from skip_trace_requests
+      where ${join(conditions, ' and ')}
       order by created_at desc, id desc
-      limit ?`,
-    [...filters.flatMap(([, params]) => params), limit + 1],
+      limit ${limit + 1}`,
   );
   const requests = rows.slice(0, limit).map((row) => ({
     id: row.id,

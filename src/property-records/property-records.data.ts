@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Em } from '../infra/database/orm.js';
-import type { Sql } from '../infra/database/sql.js';
+import { sql, type Db, type Statement } from '../infra/database/sql.js';
 import type { StandardAddress } from '../address/index.js';
 import type { ActorType } from '../skip-trace/input-rules.js';
 import type { TracedPerson } from '../skip-trace/providers/provider.js';
@@ -31,6 +31,9 @@ export interface PropertyRecordRow {
   owners: OwnerRow[];
 }
 
+/** Runs `statement` in the import's ORM transaction `tx`. */
+const inTransaction = async <T>(tx: Em, statement: Statement) => (await tx.execute(statement.sql, statement.values)) as T;
+
 /**
  * Upserts each record's property by its address key and replaces its owners, all in one
  * transaction with one statement per table. A later row for an address replaces an earlier one.
@@ -39,8 +42,34 @@ export async function replacePropertyRecords(em: Em, records: readonly PropertyR
   const byKey = new Map<string, PropertyRecordRow>();
   for (const record of records) byKey.set(record.addressKey, record);
   if (byKey.size === 0) return;
+  await em.transactional(async (tx) => {
+    const saved = await upsertProperties(tx, [...byKey.values()]);
+    await inTransaction(
+      tx,
+      sql`delete from property_owners where property_id in (select jsonb_array_elements_text(${JSON.stringify(saved.map((p) => p.id))}::jsonb)::uuid)`,
+    );
+    const { owners, persons } = ownerRows(saved.map(({ id, address_key }) => ({ propertyId: id, record: byKey.get(address_key)! })));
+    if (owners.length > 0) {
+      await inTransaction(
+        tx,
+        sql`insert into property_owners (id, property_id, position, type, name, name_key)
+         select * from jsonb_to_recordset(${JSON.stringify(owners)}::jsonb) as r(id uuid, property_id uuid, position int, type text, name text, name_key text)`,
+      );
+    }
+    if (persons.length > 0) {
+      await inTransaction(
+        tx,
+        sql`insert into property_persons (id, owner_id, position, first_name, last_name, middle_name, first_key, last_key, age, phones, emails)
+         select * from jsonb_to_recordset(${JSON.stringify(persons)}::jsonb) as r(id uuid, owner_id uuid, position int, first_name text, last_name text,
+           middle_name text, first_key text, last_key text, age int, phones jsonb, emails jsonb)`,
+      );
+    }
+  });
+}
 
-  const properties = [...byKey.values()].map((r) => ({
+/** Inserts or updates the records' properties; their ids by address key. */
+function upsertProperties(tx: Em, records: PropertyRecordRow[]): Promise<{ id: string; address_key: string }[]> {
+  const properties = records.map((r) => ({
     id: randomUUID(),
     address_key: r.addressKey,
     line1: r.address.line1,
@@ -48,63 +77,45 @@ export async function replacePropertyRecords(em: Em, records: readonly PropertyR
     state: r.address.state,
     zip5: r.address.zip5,
   }));
-
-  await em.transactional(async (tx) => {
-    // Rows are locked in address-key order, so two overlapping imports cannot deadlock.
-    const saved = await tx.execute<{ id: string; address_key: string }[]>(
-      `insert into properties (id, address_key, line1, city, state, zip5)
+  // Rows are locked in address-key order, so two overlapping imports cannot deadlock.
+  return inTransaction(
+    tx,
+    sql`insert into properties (id, address_key, line1, city, state, zip5)
        select id, address_key, line1, city, state, zip5
-       from jsonb_to_recordset(?::jsonb) as r(id uuid, address_key text, line1 text, city text, state text, zip5 text)
+       from jsonb_to_recordset(${JSON.stringify(properties)}::jsonb) as r(id uuid, address_key text, line1 text, city text, state text, zip5 text)
        order by address_key
        on conflict (address_key) do update
          set line1 = excluded.line1, city = excluded.city, state = excluded.state, zip5 = excluded.zip5, updated_at = now()
        returning id, address_key`,
-      [JSON.stringify(properties)],
-    );
-    const propertyIds = saved.map((p) => p.id);
-    await tx.execute(`delete from property_owners where property_id in (select jsonb_array_elements_text(?::jsonb)::uuid)`, [
-      JSON.stringify(propertyIds),
-    ]);
+  );
+}
 
-    const owners: Record<string, unknown>[] = [];
-    const persons: Record<string, unknown>[] = [];
-    for (const { id: propertyId, address_key } of saved) {
-      byKey.get(address_key)!.owners.forEach((owner, position) => {
-        const ownerId = randomUUID();
-        owners.push({ id: ownerId, property_id: propertyId, position, type: owner.type, name: owner.name, name_key: owner.nameKey });
-        owner.persons.forEach((p, i) =>
-          persons.push({
-            id: randomUUID(),
-            owner_id: ownerId,
-            position: i,
-            first_name: p.firstName,
-            last_name: p.lastName,
-            middle_name: p.middleName,
-            first_key: p.firstKey,
-            last_key: p.lastKey,
-            age: p.age,
-            phones: p.phones,
-            emails: p.emails,
-          }),
-        );
-      });
-    }
-    if (owners.length > 0) {
-      await tx.execute(
-        `insert into property_owners (id, property_id, position, type, name, name_key)
-         select * from jsonb_to_recordset(?::jsonb) as r(id uuid, property_id uuid, position int, type text, name text, name_key text)`,
-        [JSON.stringify(owners)],
+/** The owner and person rows of the saved properties, in each record's order. */
+function ownerRows(saved: { propertyId: string; record: PropertyRecordRow }[]) {
+  const owners: Record<string, unknown>[] = [];
+  const persons: Record<string, unknown>[] = [];
+  for (const { propertyId, record } of saved) {
+    record.owners.forEach((owner, position) => {
+      const ownerId = randomUUID();
+      owners.push({ id: ownerId, property_id: propertyId, position, type: owner.type, name: owner.name, name_key: owner.nameKey });
+      owner.persons.forEach((p, i) =>
+        persons.push({
+          id: randomUUID(),
+          owner_id: ownerId,
+          position: i,
+          first_name: p.firstName,
+          last_name: p.lastName,
+          middle_name: p.middleName,
+          first_key: p.firstKey,
+          last_key: p.lastKey,
+          age: p.age,
+          phones: p.phones,
+          emails: p.emails,
+        }),
       );
-    }
-    if (persons.length > 0) {
-      await tx.execute(
-        `insert into property_persons (id, owner_id, position, first_name, last_name, middle_name, first_key, last_key, age, phones, emails)
-         select * from jsonb_to_recordset(?::jsonb) as r(id uuid, owner_id uuid, position int, first_name text, last_name text,
-           middle_name text, first_key text, last_key text, age int, phones jsonb, emails jsonb)`,
-        [JSON.stringify(persons)],
-      );
-    }
-  });
+    });
+  }
+  return { owners, persons };
 }
 
 /** One person of one owner of a property, as the records provider matches it. */
@@ -136,16 +147,15 @@ const jsonArray = <T>(v: unknown): T[] => (typeof v === 'string' ? (JSON.parse(v
  * The persons of every owner of the property at `addressKey`, in import order; null when no
  * property has that key (a property without owners has none, which tells the two apart).
  */
-export async function findPropertyPersons(sql: Sql, addressKey: string): Promise<StoredOwnerPerson[] | null> {
-  const rows = await sql.execute<OwnerPersonRow[]>(
-    `select o.type as owner_type, o.name_key, p.id as person_id, p.first_name, p.last_name, p.middle_name,
+export async function findPropertyPersons(db: Db, addressKey: string): Promise<StoredOwnerPerson[] | null> {
+  const rows = await db.rows<OwnerPersonRow>(
+    sql`select o.type as owner_type, o.name_key, p.id as person_id, p.first_name, p.last_name, p.middle_name,
        p.first_key, p.last_key, p.age, p.phones, p.emails
      from properties pr
      left join property_owners o on o.property_id = pr.id
      left join property_persons p on p.owner_id = o.id
-     where pr.address_key = ?
+     where pr.address_key = ${addressKey}
      order by o.position, p.position`,
-    [addressKey],
   );
   if (rows.length === 0) return null;
   return rows.flatMap((row) =>

@@ -1,12 +1,12 @@
 import { builder } from '../schema/builder.js';
 import { constraints } from '../schema/constraints.js';
-import { FIELD_CONSTRAINTS } from '../skip-trace/input-rules.js';
-import { ActorTypeEnum, PhoneTypeEnum, SkipTraceAddressInput } from '../skip-trace/inputs.schema.js';
+import { OPTIONAL_TEXT } from '../skip-trace/input-rules.js';
+import { ActorTypeEnum, constraintsOf, PhoneTypeEnum, SkipTraceAddressInput } from '../skip-trace/inputs.schema.js';
 import { importPropertyRecords } from './property-records.import.js';
 import { AGE_MAX, CONTACTS_MAX, EMAIL_MAX_LENGTH, IMPORT_MAX, OWNERS_MAX, PERSONS_MAX } from './property-records.validation.js';
 
 /** JSON Schema keywords for discovery; the import's validation enforces the same limits itself. */
-const nameConstraints = constraints(FIELD_CONSTRAINTS.optionalText.keywords);
+const nameConstraints = constraintsOf(OPTIONAL_TEXT);
 
 const PhoneInput = builder.inputType('PhoneInput', {
   fields: (t) => ({

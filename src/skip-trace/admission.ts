@@ -10,42 +10,35 @@ declare module '../schema/context.js' {
   }
 }
 
-/** A trace's admission: one of its key's in-flight slots, released exactly once. */
-export interface SkipTraceTicket {
-  release(): void;
-}
-
 /**
- * Who may start a trace now, on this instance: at most `SKIPTRACE_MAX_IN_FLIGHT` traces per skip
- * trace key. The key's requests-per-minute window is spent once per request by the HTTP layer
- * (http/credential-guard.ts), whatever the route, so admission here is the in-flight slot.
- *
- * Both routes admit through `admit`: REST before the body is read (a body that never arrives
- * still holds its slot until the body timeout ends it), `/graphql` in the resolver. A request
- * holds at most one ticket: asking again in the same request (the REST route runs the mutation)
- * returns the ticket it holds.
+ * The in-flight slots of skip traces on this instance: at most `SKIPTRACE_MAX_IN_FLIGHT` per skip
+ * trace key. (The key's requests-per-minute window is spent by the HTTP layer, once per request.)
+ * This is the one place a slot is taken and released.
  */
 export interface SkipTraceAdmission {
-  /** The request's ticket, released when its response is done or its caller goes away; `concurrency_limit` when the key has none free. */
-  admit(keyId: string, client: ClientWatch): SkipTraceTicket;
+  /**
+   * Holds one of the key's slots for the request `client` watches, until its response is done or
+   * its caller leaves; `concurrency_limit` when the key has none free. A request holds at most
+   * one: the REST route takes it before the body is read (a body that never arrives holds it until
+   * the body timeout), and the trace it then runs finds it held; on `/graphql` the trace takes it.
+   */
+  holdSlot(keyId: string, client: ClientWatch): void;
 }
 
 export function createSkipTraceAdmission(config: Pick<Config['limits'], 'skipTraceMaxInFlight'>, registry: Registry): SkipTraceAdmission {
   const inFlight = createInFlightLimiter(config.skipTraceMaxInFlight);
   const refused = concurrencyRefusals(registry, 'skip_trace_in_flight');
-  // Keyed by the request's client watch: an entry lives as long as its request.
-  const held = new WeakMap<ClientWatch, SkipTraceTicket>();
+  // The requests holding a slot, by their client watch: an entry lives as long as its request.
+  const holding = new WeakSet<ClientWatch>();
   return {
-    admit(keyId, client) {
-      const existing = held.get(client);
-      if (existing) return existing;
+    holdSlot(keyId, client) {
+      if (holding.has(client)) return;
       const release = inFlight.tryAcquire(keyId);
       if (!release) {
         refused();
         throw new AppError('concurrency_limit', `More than ${inFlight.max} traces in flight for this key; retry when one completes.`);
       }
-      const ticket = { release };
-      held.set(client, ticket);
+      holding.add(client);
       // Whichever comes first; `release` is idempotent.
       client.signal.addEventListener('abort', release, { once: true });
       if (client.signal.aborted) release();
@@ -53,7 +46,6 @@ export function createSkipTraceAdmission(config: Pick<Config['limits'], 'skipTra
         client.signal.removeEventListener('abort', release);
         release();
       });
-      return ticket;
     },
   };
 }

@@ -1,11 +1,8 @@
 /**
- * The rules of a trace's address and actor (README, Skip trace), each with its one wording.
- * Three checks apply them and must agree word for word:
- * - REST: Ajv, on the JSON Schema derived from the input types (inputs.schema.ts), whose
- *   constraints and messages are FIELD_CONSTRAINTS below;
- * - `/graphql`: the resolver (trace-input.ts), since GraphQL callers skip the JSON Schema check;
- * - the property-record importer (records/property-records.validation.ts): records arrive untyped
- *   from JSON Lines and CSV.
+ * The rules of a trace's address and actor (README, Skip trace), each stated once with its one
+ * wording: the input types take their JSON Schema form from here (inputs.schema.ts, which the
+ * REST route's validator checks), and the trace (trace-input.ts) and the property-record importer
+ * (property-records/property-records.validation.ts, for records that arrive untyped) their checks.
  * Generic rules (required, a JSON type, an unknown field) take the common wordings
  * (common/detail-messages.ts); U+0000 its own (common/nul.ts).
  */
@@ -60,18 +57,53 @@ export interface FieldConstraint {
 }
 
 /**
- * The constraints of the input types' fields (inputs.schema.ts). JSON Schema cannot say "not
- * blank" or "a USPS code": it refuses `""` and lengths other than 2 with the rule's message, and
- * the resolver checks the rest with the same message.
+ * One field's rule, stated once: whether it is required, its JSON Schema form (the input types'
+ * constraints, which the REST route's validator checks and the API reference publishes), and its
+ * check of a string value (the resolver's and the importer's). JSON Schema cannot say "not blank"
+ * or "a USPS code": its form refuses what it can (`""`, a length other than 2) with the rule's
+ * message, and the check the rest, in the same words.
  */
-export const FIELD_CONSTRAINTS = {
-  requiredText: { keywords: { minLength: 1, maxLength: TEXT_MAX_LENGTH }, messages: { minLength: RULE_MESSAGES.blank } },
-  optionalText: { keywords: { maxLength: TEXT_MAX_LENGTH } },
-  state: { keywords: { minLength: 2, maxLength: 2 }, messages: { minLength: RULE_MESSAGES.state, maxLength: RULE_MESSAGES.state } },
-  zip: { keywords: { pattern: ZIP_PATTERN.source }, messages: { pattern: RULE_MESSAGES.zip } },
-} as const satisfies Record<string, FieldConstraint>;
+export interface FieldRule extends FieldConstraint {
+  required: boolean;
+  /** The rule's message for `value`, or undefined when it meets the rule. */
+  problem(value: string): string | undefined;
+}
 
-const ADDRESS_FIELDS = ['line1', 'line2', 'city', 'state', 'zip'] as const;
+const requiredText = {
+  required: true,
+  keywords: { minLength: 1, maxLength: TEXT_MAX_LENGTH },
+  messages: { minLength: RULE_MESSAGES.blank },
+  problem: (value: string) =>
+    value.trim() === '' ? RULE_MESSAGES.blank : value.length > TEXT_MAX_LENGTH ? RULE_MESSAGES.tooLong : undefined,
+} as const satisfies FieldRule;
+
+/** An optional text: an address's second line, a name. */
+export const OPTIONAL_TEXT = {
+  required: false,
+  keywords: { maxLength: TEXT_MAX_LENGTH },
+  problem: (value: string) => (value.length > TEXT_MAX_LENGTH ? RULE_MESSAGES.tooLong : undefined),
+} as const satisfies FieldRule;
+
+/** The rules of an address's fields, in the order their problems are reported. */
+export const ADDRESS_RULES = {
+  line1: requiredText,
+  line2: OPTIONAL_TEXT,
+  city: requiredText,
+  state: {
+    required: true,
+    keywords: { minLength: 2, maxLength: 2 },
+    messages: { minLength: RULE_MESSAGES.state, maxLength: RULE_MESSAGES.state },
+    problem: (value: string) => (isUspsStateCode(value) ? undefined : RULE_MESSAGES.state),
+  },
+  zip: {
+    required: true,
+    keywords: { pattern: ZIP_PATTERN.source },
+    messages: { pattern: RULE_MESSAGES.zip },
+    problem: (value: string) => (ZIP_PATTERN.test(value.trim()) ? undefined : RULE_MESSAGES.zip),
+  },
+} as const satisfies Record<string, FieldRule>;
+
+const ADDRESS_FIELDS = Object.keys(ADDRESS_RULES);
 
 /**
  * The value when it is a string without U+0000; otherwise reports why not. A required field may
@@ -117,18 +149,13 @@ export function checkAddress(value: unknown, path: string): ErrorDetail[] {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return [{ path, message: mustBeOfType(['object']) }];
   const a = value as Record<string, unknown>;
   const details: ErrorDetail[] = [];
-  for (const field of ['line1', 'line2', 'city'] as const) {
-    const v = text(details, a[field], `${path}.${field}`, field !== 'line2');
-    if (v === undefined) continue;
-    if (field !== 'line2' && v.trim() === '') details.push({ path: `${path}.${field}`, message: RULE_MESSAGES.blank });
-    else if (v.length > TEXT_MAX_LENGTH) details.push({ path: `${path}.${field}`, message: RULE_MESSAGES.tooLong });
+  for (const [field, rule] of Object.entries(ADDRESS_RULES) as [string, FieldRule][]) {
+    const v = text(details, a[field], `${path}.${field}`, rule.required);
+    const problem = v === undefined ? undefined : rule.problem(v);
+    if (problem) details.push({ path: `${path}.${field}`, message: problem });
   }
-  const state = text(details, a.state, `${path}.state`, true);
-  if (state !== undefined && !isUspsStateCode(state)) details.push({ path: `${path}.state`, message: RULE_MESSAGES.state });
-  const zip = text(details, a.zip, `${path}.zip`, true);
-  if (zip !== undefined && !ZIP_PATTERN.test(zip.trim())) details.push({ path: `${path}.zip`, message: RULE_MESSAGES.zip });
   for (const key of Object.keys(a)) {
-    if (!(ADDRESS_FIELDS as readonly string[]).includes(key)) details.push({ path: `${path}.${key}`, message: UNKNOWN_FIELD });
+    if (!ADDRESS_FIELDS.includes(key)) details.push({ path: `${path}.${key}`, message: UNKNOWN_FIELD });
   }
   return details;
 }

@@ -6,10 +6,12 @@
  */
 import { builder } from '../schema/builder.js';
 import { constraints } from '../schema/constraints.js';
-import { ACTOR_TYPES, FIELD_CONSTRAINTS } from './input-rules.js';
+import { ACTOR_TYPES, ADDRESS_RULES, OPTIONAL_TEXT, type FieldConstraint } from './input-rules.js';
 import { PHONE_TYPES } from './providers/provider.js';
 
-const { requiredText, optionalText, state, zip } = FIELD_CONSTRAINTS;
+/** A rule's JSON Schema form, as the input field's constraints. */
+export const constraintsOf = (rule: FieldConstraint) => constraints(rule.keywords, rule.messages);
+const { line1, line2, city, state, zip } = ADDRESS_RULES;
 
 export const ActorTypeEnum = builder.enumType('ActorType', {
   description: 'Whether an actor or an owner is a person or an entity (company, trust, LLC).',
@@ -21,14 +23,14 @@ export const PhoneTypeEnum = builder.enumType('PhoneType', { values: PHONE_TYPES
 export const SkipTraceAddressInput = builder.inputType('SkipTraceAddressInput', {
   description: 'A US property address. Spellings are standardized (USPS Publication 28) before lookup.',
   fields: (t) => ({
-    line1: t.string({ required: true, description: 'Street address.', ...constraints(requiredText.keywords, requiredText.messages) }),
-    line2: t.string({ description: 'Apartment, unit, suite.', ...constraints(optionalText.keywords) }),
-    city: t.string({ required: true, ...constraints(requiredText.keywords, requiredText.messages) }),
-    state: t.string({ required: true, description: 'Two-letter USPS code, any case.', ...constraints(state.keywords, state.messages) }),
+    line1: t.string({ required: line1.required, description: 'Street address.', ...constraintsOf(line1) }),
+    line2: t.string({ required: line2.required, description: 'Apartment, unit, suite.', ...constraintsOf(line2) }),
+    city: t.string({ required: city.required, ...constraintsOf(city) }),
+    state: t.string({ required: state.required, description: 'Two-letter USPS code, any case.', ...constraintsOf(state) }),
     zip: t.string({
-      required: true,
+      required: zip.required,
       description: 'Five or nine digits: 78701, 78701-1234 or 787011234.',
-      ...constraints(zip.keywords, zip.messages),
+      ...constraintsOf(zip),
     }),
   }),
 });
@@ -38,9 +40,9 @@ const SkipTraceActorInput = builder.inputType('SkipTraceActorInput', {
     'Narrows the trace to one person (firstName, lastName) or entity (name). It always narrows: an entity needs a name, a person a firstName or lastName, holding a letter or digit (BAD_USER_INPUT otherwise).',
   fields: (t) => ({
     type: t.field({ type: ActorTypeEnum, required: true }),
-    firstName: t.string({ description: 'Person only.', ...constraints(optionalText.keywords) }),
-    lastName: t.string({ description: 'Person only.', ...constraints(optionalText.keywords) }),
-    name: t.string({ description: 'Entity or company name; entity only.', ...constraints(optionalText.keywords) }),
+    firstName: t.string({ description: 'Person only.', ...constraintsOf(OPTIONAL_TEXT) }),
+    lastName: t.string({ description: 'Person only.', ...constraintsOf(OPTIONAL_TEXT) }),
+    name: t.string({ description: 'Entity or company name; entity only.', ...constraintsOf(OPTIONAL_TEXT) }),
   }),
 });
 

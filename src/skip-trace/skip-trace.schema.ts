@@ -104,7 +104,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) =>
       runSkipTrace(
         {
-          sql: ctx.db.sql,
+          db: ctx.db.sql,
           traces: ctx.services.traces,
           admission: ctx.services.skipTraceAdmission,
           metrics: ctx.services.skipTraceMetrics,

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Sql } from '../infra/database/sql.js';
+import type { Db } from '../infra/database/sql.js';
 import { AppError } from '../common/errors.js';
 import { resultCache } from './result-cache.js';
 import { UnresolvableAddressError, type SkipTraceProvider, type TraceRequest, type TraceResult } from './providers/provider.js';
 import type { SkipTraceMetrics } from './skip-trace.metrics.js';
+import type { ValidTrace } from './trace-input.js';
 
 declare module '../schema/context.js' {
   interface Services {
@@ -18,6 +19,16 @@ export interface ResolvedTrace {
   cacheHit: boolean;
 }
 
+interface CoordinatorOptions {
+  sql: Db;
+  redis: Redis | null;
+  provider: SkipTraceProvider;
+  log: Logger;
+  timeoutMs: number;
+  ttlDays: number;
+  metrics: SkipTraceMetrics;
+}
+
 const POLL_MS = 50;
 const RELEASE_LOCK = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
@@ -27,102 +38,36 @@ const RELEASE_LOCK = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis
  * Redis lock elects one caller while the others wait for its cached result. A trace that outlives
  * the timeout keeps running and caches its result, so the caller's retry finds it.
  */
-export function createTraceCoordinator(options: {
-  sql: Sql;
-  redis: Redis | null;
-  provider: SkipTraceProvider;
-  log: Logger;
-  timeoutMs: number;
-  ttlDays: number;
-  metrics: SkipTraceMetrics;
-}) {
-  const { sql, redis, provider, log, metrics } = options;
+export function createTraceCoordinator(options: CoordinatorOptions) {
   const inFlight = new Map<string, Promise<ResolvedTrace>>();
-  const lockTtlMs = Math.max(60_000, options.timeoutMs * 4);
-
-  async function callProviderAndCache(cacheKey: string, request: TraceRequest): Promise<ResolvedTrace> {
-    const stopTimer = metrics.providerDuration.startTimer({ provider: provider.name });
-    let result: TraceResult;
-    try {
-      result = await provider.trace(request);
-    } catch (error) {
-      const reason = error instanceof UnresolvableAddressError ? 'unresolvable' : 'failure';
-      metrics.providerErrors.inc({ provider: provider.name, reason });
-      throw error;
-    } finally {
-      stopTimer();
+  const shared = (cacheKey: string, request: TraceRequest) => {
+    let trace = inFlight.get(cacheKey);
+    if (!trace) {
+      trace = traceAcrossInstances(options, cacheKey, request).finally(() => inFlight.delete(cacheKey));
+      // The trace may outlive every caller (timeout): its failure must not become an unhandled rejection.
+      trace.catch((error) => options.log.debug({ err: error }, 'background trace failed'));
+      inFlight.set(cacheKey, trace);
     }
-    await resultCache.write(sql, cacheKey, result, provider.name, options.ttlDays);
-    return { result, cacheHit: false };
-  }
-
-  /** Cross-instance single flight: whoever holds the lock calls the provider; the rest poll the cache. */
-  async function resolveShared(cacheKey: string, request: TraceRequest): Promise<ResolvedTrace> {
-    if (!redis) return callProviderAndCache(cacheKey, request);
-    const lockKey = `lock:skiptrace:${cacheKey}`;
-    const token = randomUUID();
-    for (;;) {
-      let acquired: string | null;
-      try {
-        acquired = await redis.set(lockKey, token, 'PX', lockTtlMs, 'NX');
-      } catch (error) {
-        // Redis down: fall back to this instance's own single flight rather than failing the trace.
-        log.warn({ err: error }, 'redis unavailable for the trace lock; tracing without cross-instance single flight');
-        return callProviderAndCache(cacheKey, request);
-      }
-      if (acquired) {
-        try {
-          const cached = await resultCache.read(sql, cacheKey);
-          return cached ? { result: cached, cacheHit: true } : await callProviderAndCache(cacheKey, request);
-        } finally {
-          await redis.eval(RELEASE_LOCK, 1, lockKey, token).catch(() => undefined);
-        }
-      }
-      // Another instance is tracing this key: wait for its result, or for its lock to go.
-      while ((await redis.exists(lockKey).catch(() => 0)) === 1) {
-        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-        const cached = await resultCache.read(sql, cacheKey);
-        if (cached) return { result: cached, cacheHit: true };
-      }
-      const cached = await resultCache.read(sql, cacheKey);
-      if (cached) return { result: cached, cacheHit: true };
-    }
-  }
-
+    return trace;
+  };
   return {
     /**
-     * The result of `cacheKey`: `cached`, what the caller's opening read found in the cache
-     * (trace.data.ts), else the provider's, shared with concurrent identical traces.
+     * The result of `trace`: `cached`, what the caller's opening read found in the cache
+     * (trace.data.ts), else the provider's, shared with concurrent identical traces, within the
+     * timeout (504 `timeout`); an address the provider cannot resolve is 422.
      */
-    async resolve(cacheKey: string, request: TraceRequest, cached: TraceResult | null): Promise<ResolvedTrace> {
-      metrics.cacheLookups.inc({ result: cached ? 'hit' : 'miss' });
+    async resolve(trace: ValidTrace, requestId: string, cached: TraceResult | null): Promise<ResolvedTrace> {
+      options.metrics.cacheLookups.inc({ result: cached ? 'hit' : 'miss' });
       if (cached) return { result: cached, cacheHit: true };
-
-      let shared = inFlight.get(cacheKey);
-      if (!shared) {
-        shared = resolveShared(cacheKey, request).finally(() => inFlight.delete(cacheKey));
-        // The trace may outlive every caller (timeout): its failure must not become an unhandled rejection.
-        shared.catch((error) => log.debug({ err: error }, 'background trace failed'));
-        inFlight.set(cacheKey, shared);
-      }
-
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(
-              new AppError(
-                'timeout',
-                `The trace did not complete within ${Math.round(options.timeoutMs / 1000)} s; retry to get its result.`,
-              ),
-            ),
-          options.timeoutMs,
-        );
-      });
+      const request = { requestId, address: trace.address, actor: trace.actor };
       try {
-        return await Promise.race([shared, timeout]);
-      } finally {
-        clearTimeout(timer);
+        return await withinTimeout(shared(trace.cacheKey, request), options.timeoutMs);
+      } catch (error) {
+        if (error instanceof UnresolvableAddressError)
+          throw new AppError('invalid_request', 'The address could not be resolved.', [
+            { path: 'address', message: 'could not be resolved to a property' },
+          ]);
+        throw error;
       }
     },
     /** In-flight traces, for a graceful drain. */
@@ -131,3 +76,73 @@ export function createTraceCoordinator(options: {
 }
 
 export type TraceCoordinator = ReturnType<typeof createTraceCoordinator>;
+
+/** `trace`, or 504 `timeout` once `timeoutMs` passed (the trace itself keeps running). */
+async function withinTimeout<T>(trace: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    const message = `The trace did not complete within ${Math.round(timeoutMs / 1000)} s; retry to get its result.`;
+    timer = setTimeout(() => reject(new AppError('timeout', message)), timeoutMs);
+  });
+  try {
+    return await Promise.race([trace, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The provider's result, cached for the configured TTL. */
+async function traceWithProvider(options: CoordinatorOptions, cacheKey: string, request: TraceRequest): Promise<ResolvedTrace> {
+  const { provider, metrics } = options;
+  const stopTimer = metrics.providerDuration.startTimer({ provider: provider.name });
+  let result: TraceResult;
+  try {
+    result = await provider.trace(request);
+  } catch (error) {
+    const reason = error instanceof UnresolvableAddressError ? 'unresolvable' : 'failure';
+    metrics.providerErrors.inc({ provider: provider.name, reason });
+    throw error;
+  } finally {
+    stopTimer();
+  }
+  await resultCache.write(options.sql, cacheKey, result, provider.name, options.ttlDays);
+  return { result, cacheHit: false };
+}
+
+/** Cross-instance single flight: whoever holds the lock calls the provider; the rest wait for the cache. */
+async function traceAcrossInstances(options: CoordinatorOptions, cacheKey: string, request: TraceRequest): Promise<ResolvedTrace> {
+  const { redis, sql: db } = options;
+  if (!redis) return traceWithProvider(options, cacheKey, request);
+  const lockKey = `lock:skiptrace:${cacheKey}`;
+  const token = randomUUID();
+  for (;;) {
+    let acquired: string | null;
+    try {
+      acquired = await redis.set(lockKey, token, 'PX', Math.max(60_000, options.timeoutMs * 4), 'NX');
+    } catch (error) {
+      // Redis down: fall back to this instance's own single flight rather than failing the trace.
+      options.log.warn({ err: error }, 'redis unavailable for the trace lock; tracing without cross-instance single flight');
+      return traceWithProvider(options, cacheKey, request);
+    }
+    if (acquired) {
+      try {
+        const cached = await resultCache.read(db, cacheKey);
+        return cached ? { result: cached, cacheHit: true } : await traceWithProvider(options, cacheKey, request);
+      } finally {
+        await redis.eval(RELEASE_LOCK, 1, lockKey, token).catch(() => undefined);
+      }
+    }
+    const cached = await cachedOnceUnlocked(redis, db, lockKey, cacheKey);
+    if (cached) return { result: cached, cacheHit: true };
+  }
+}
+
+/** Another instance holds the lock: its cached result, or null once its lock is gone without one. */
+async function cachedOnceUnlocked(redis: Redis, db: Db, lockKey: string, cacheKey: string): Promise<TraceResult | null> {
+  while ((await redis.exists(lockKey).catch(() => 0)) === 1) {
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    const cached = await resultCache.read(db, cacheKey);
+    if (cached) return cached;
+  }
+  return resultCache.read(db, cacheKey);
+}

@@ -18,7 +18,7 @@ export interface ValidTrace {
  * callers met them as JSON Schema already, `/graphql` callers meet them here, in the same words.
  * Then standardizes it and derives the cache key.
  */
-export function validateTraceInput(input: SkipTraceInput): ValidTrace {
+export function checkTraceInput(input: SkipTraceInput): ValidTrace {
   const details = [...checkAddress(input.address, 'address'), ...(input.actor ? checkActor(input.actor, 'actor') : [])];
   if (details.length) throw badInput('The skip trace request is invalid.', details);
 

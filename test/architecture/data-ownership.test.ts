@@ -67,8 +67,6 @@ interface Mention {
  */
 const EXCEPTIONS: Mention[] = [
   { file: 'src/auth/api-keys.data.ts', table: 'users' },
-  // The trace's statements read the balance its billing fragments return; moving them to tagged templates takes this out.
-  { file: 'src/skip-trace/trace.data.ts', table: 'organizations.skip_trace_credits' },
 ];
 
 const TABLE_MENTION = /\b(?:from|join|into|update)\s+"?([a-z_][a-z0-9_]*)"?/gi;

@@ -3,7 +3,7 @@
  * SkipTraceKey entity; the lookup of every request that presents a key is a hot path, on raw SQL.
  */
 import type { Em } from '../../infra/database/orm.js';
-import type { Sql } from '../../infra/database/sql.js';
+import { sql, type Db } from '../../infra/database/sql.js';
 import { SkipTraceKey } from './skip-trace-key.entity.js';
 
 /**
@@ -12,12 +12,11 @@ import { SkipTraceKey } from './skip-trace-key.entity.js';
  * effect at once on every instance.
  */
 export async function findActiveSkipTraceKeyByHash(
-  sql: Sql,
+  db: Db,
   keyHash: string,
 ): Promise<{ id: string; keyHash: string; organizationId: string } | null> {
-  const [row] = await sql.execute<{ id: string; key_hash: string; organization_id: string }[]>(
-    `select id, key_hash, organization_id from skip_trace_keys where key_hash = ? and revoked_at is null`,
-    [keyHash],
+  const [row] = await db.rows<{ id: string; key_hash: string; organization_id: string }>(
+    sql`select id, key_hash, organization_id from skip_trace_keys where key_hash = ${keyHash} and revoked_at is null`,
   );
   return row ? { id: row.id, keyHash: row.key_hash, organizationId: row.organization_id } : null;
 }

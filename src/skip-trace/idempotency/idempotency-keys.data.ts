@@ -8,10 +8,17 @@
  * each replay's) and were not lost. Its charge is refunded only by the statement that takes the
  * last one away, so once any response was written in full the charge is final.
  */
-import type { Sql } from '../../infra/database/sql.js';
+import { raw, sql, type Db, type Statement } from '../../infra/database/sql.js';
 
 /** How long a key and its answer are kept after its first request (README "Idempotency"). */
-const RETENTION = `interval '24 hours'`;
+const RETENTION = raw(`interval '24 hours'`);
+
+/** A request's hold on its Idempotency-Key while it runs: the claim `token`. */
+export interface IdempotencyClaim {
+  organizationId: string;
+  key: string;
+  token: string;
+}
 
 /** A key as stored: its body's fingerprint and, once its first request answered, that answer. */
 export interface StoredKey<Outcome> {
@@ -26,20 +33,16 @@ export interface StoredKey<Outcome> {
  * Claims `key` for a request: a new key, one whose 24 h are over, or one whose claim's lease ran
  * out (its instance died mid-request) is (re)claimed with `token`. True when this request holds it.
  */
-export async function claimKey(
-  sql: Sql,
-  claim: { organizationId: string; key: string; fingerprint: string; token: string; leaseMs: number },
-): Promise<boolean> {
-  const rows = await sql.execute<{ claim_token: string }[]>(
-    `insert into skip_trace_idempotency_keys as k
+export async function claimKey(db: Db, claim: IdempotencyClaim & { fingerprint: string; leaseMs: number }): Promise<boolean> {
+  const rows = await db.rows<{ claim_token: string }>(
+    sql`insert into skip_trace_idempotency_keys as k
        (organization_id, idempotency_key, fingerprint, claim_token, lease_expires_at, expires_at)
-     values (?, ?, ?, ?, now() + ?::integer * interval '1 millisecond', now() + ${RETENTION})
+     values (${claim.organizationId}, ${claim.key}, ${claim.fingerprint}, ${claim.token}, now() + ${claim.leaseMs}::integer * interval '1 millisecond', now() + ${RETENTION})
      on conflict (organization_id, idempotency_key) do update
        set fingerprint = excluded.fingerprint, claim_token = excluded.claim_token, lease_expires_at = excluded.lease_expires_at,
            request_id = null, outcome = null, carriers = 0, created_at = now(), expires_at = excluded.expires_at
        where k.expires_at <= now() or (k.outcome is null and k.lease_expires_at <= now())
      returning claim_token`,
-    [claim.organizationId, claim.key, claim.fingerprint, claim.token, claim.leaseMs],
   );
   return rows[0]?.claim_token === claim.token;
 }
@@ -51,16 +54,15 @@ export async function claimKey(
  * ran first (and the answer reads as forgotten) or sees this carrier.
  */
 export async function readKeyForReplay<Outcome>(
-  sql: Sql,
+  db: Db,
   organizationId: string,
   key: string,
   fingerprint: string,
 ): Promise<StoredKey<Outcome> | null> {
-  const [row] = await sql.execute<{ fingerprint: string; outcome: Outcome | string | null; lapsed: boolean }[]>(
-    `update skip_trace_idempotency_keys set carriers = carriers + (fingerprint = ? and request_id is not null)::integer
-      where organization_id = ? and idempotency_key = ? and expires_at > now()
+  const [row] = await db.rows<{ fingerprint: string; outcome: Outcome | string | null; lapsed: boolean }>(
+    sql`update skip_trace_idempotency_keys set carriers = carriers + (fingerprint = ${fingerprint} and request_id is not null)::integer
+      where organization_id = ${organizationId} and idempotency_key = ${key} and expires_at > now()
       returning fingerprint, outcome, (outcome is null and lease_expires_at <= now()) as lapsed`,
-    [fingerprint, organizationId, key],
   );
   if (!row) return null;
   return {
@@ -74,75 +76,61 @@ export async function readKeyForReplay<Outcome>(
  * Stores the answer of the request holding the claim `token` (in the charge's transaction for a
  * 200). False when the claim is no longer this request's (released, or its lease taken over).
  */
-export async function storeOutcome(
-  sql: Sql,
-  claim: { organizationId: string; key: string; token: string },
-  outcome: unknown,
-  requestId: string | null,
-): Promise<boolean> {
-  const result = await sql.execute<{ affectedRows: number }>(
-    `update skip_trace_idempotency_keys set outcome = ?::jsonb, request_id = ?
-      where organization_id = ? and idempotency_key = ? and claim_token = ? and outcome is null`,
-    [JSON.stringify(outcome), requestId, claim.organizationId, claim.key, claim.token],
-    'run',
+export async function storeOutcome(db: Db, claim: IdempotencyClaim, outcome: unknown): Promise<boolean> {
+  const changed = await db.run(
+    sql`update skip_trace_idempotency_keys set outcome = ${JSON.stringify(outcome)}::jsonb, request_id = null
+      where ${claimed(claim)} and outcome is null`,
   );
-  return result.affectedRows === 1;
+  return changed === 1;
 }
+
+/** The row of the claim `token`. */
+const claimed = (claim: IdempotencyClaim) =>
+  sql`organization_id = ${claim.organizationId} and idempotency_key = ${claim.key} and claim_token = ${claim.token}`;
 
 /**
  * The claim `token`, locked, as the CTE `claim` of a trace's charge statement (../trace.data.ts):
  * no row once the claim is no longer this request's (released, or its lease taken over), and
- * while the statement runs nobody can release or take it. `?`: organization, key, token.
+ * while the statement runs nobody can release or take it.
  */
-export const CLAIM_CTE = `claim as (select from skip_trace_idempotency_keys
-     where organization_id = ? and idempotency_key = ? and claim_token = ? and outcome is null for update)`;
+export const claimCte = (claim: IdempotencyClaim) =>
+  sql`claim as (select from skip_trace_idempotency_keys where ${claimed(claim)} and outcome is null for update)`;
 
 /**
- * Stores the 200 of the request holding the claim (locked by CLAIM_CTE), as a CTE of the same
- * statement, only when `charged` holds a row; the request's own response is its first carrier.
- * `outcome`: an SQL expression of the answer (it may read `charged`). `?`: those of `outcome`,
- * then the request id, organization, key, token.
+ * Stores the 200 of the request holding the claim (locked by claimCte), as the CTE `stored` of the
+ * same statement, only when `source` (a CTE of it) holds a row; the request's own response is its
+ * first carrier. `outcome`: an SQL expression of the answer (it may read `source`).
  */
-export const storeOutcomeCte = (outcome: string) =>
-  `stored as (update skip_trace_idempotency_keys set outcome = ${outcome}, request_id = ?::uuid, carriers = 1 from charged
-     where organization_id = ? and idempotency_key = ? and claim_token = ?)`;
+export const storeOutcomeCte = (claim: IdempotencyClaim, requestId: string, outcome: Statement, source: Statement) =>
+  sql`stored as (update skip_trace_idempotency_keys set outcome = ${outcome}, request_id = ${requestId}::uuid, carriers = 1 from ${source}
+     where ${claimed(claim)})`;
 
 /** Gives up the claim `token` without an answer, so the key's next request runs anew. */
-export async function releaseKey(sql: Sql, claim: { organizationId: string; key: string; token: string }): Promise<void> {
-  await sql.execute(
-    `delete from skip_trace_idempotency_keys where organization_id = ? and idempotency_key = ? and claim_token = ? and outcome is null`,
-    [claim.organizationId, claim.key, claim.token],
-    'run',
-  );
+export async function releaseKey(db: Db, claim: IdempotencyClaim): Promise<void> {
+  await db.run(sql`delete from skip_trace_idempotency_keys where ${claimed(claim)} and outcome is null`);
 }
 
 /**
- * A response that carried request `requestId`'s stored answer was lost, as the CTEs of the
- * refund's one statement (../trace.data.ts): `lost` takes its carrier away. When that was the last
- * one, the same update forgets the answer (the key then reads as a claim whose lease ran out long
- * ago, whatever the clocks, so the key's next request takes it over and runs anew) and `forgotten`
- * holds a row: the charge is to be refunded. The update holds the row's lock until the statement
- * commits, so a replay reading the answer at the same moment waits for it. `?`: the request id.
+ * A lost response of request `requestId`'s stored answer, as CTEs of the refund's statement: `lost`
+ * takes its carrier away; the last one also forgets the answer (its lease set to have run out, so
+ * the key's next request runs anew) and `forgotten` holds a row. The row lock orders it with a replay.
  */
-export const LOSE_CARRIER_CTES = `lost as (update skip_trace_idempotency_keys
+export const loseCarrierCtes = (requestId: string) => sql`lost as (update skip_trace_idempotency_keys
      set carriers = carriers - 1,
          outcome = case when carriers = 1 then null else outcome end,
          request_id = case when carriers = 1 then null else request_id end,
          lease_expires_at = case when carriers = 1 then '-infinity' else lease_expires_at end
-     where request_id = ?::uuid and carriers > 0 returning carriers),
+     where request_id = ${requestId}::uuid and carriers > 0 returning carriers),
    forgotten as (select from lost where carriers = 0)`;
 
 /**
  * Deletes up to `batch` keys whose 24 h are over; the number deleted. Rows another instance's
  * sweep is deleting are skipped, so instances sweeping at once never wait on each other.
  */
-export async function deleteExpiredKeys(sql: Sql, batch: number): Promise<number> {
-  const result = await sql.execute<{ affectedRows: number }>(
-    `delete from skip_trace_idempotency_keys where (organization_id, idempotency_key) in (
+export async function deleteExpiredKeys(db: Db, batch: number): Promise<number> {
+  return db.run(
+    sql`delete from skip_trace_idempotency_keys where (organization_id, idempotency_key) in (
        select organization_id, idempotency_key from skip_trace_idempotency_keys
-        where expires_at <= now() order by expires_at limit ? for update skip locked)`,
-    [batch],
-    'run',
+        where expires_at <= now() order by expires_at limit ${batch} for update skip locked)`,
   );
-  return result.affectedRows;
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../infra/config.js';
-import type { Sql } from '../../infra/database/sql.js';
+import type { Db } from '../../infra/database/sql.js';
 import { deleteExpiredKeys } from './idempotency-keys.data.js';
 
 /** Batches one sweep deletes at most, so a backlog is worked off over several sweeps rather than in one long burst. */
@@ -16,12 +16,12 @@ export interface IdempotencySweeper {
  * Every instance sweeps; their deletes skip each other's rows. An expired key is already ignored
  * by the claim, so the sweep only bounds the table.
  */
-export function startIdempotencySweeper(sql: Sql, options: Config['skipTrace']['idempotencySweep'], log: Logger): IdempotencySweeper {
+export function startIdempotencySweeper(db: Db, options: Config['skipTrace']['idempotencySweep'], log: Logger): IdempotencySweeper {
   let running: Promise<void> | null = null;
   const sweep = async () => {
     let deleted = 0;
     for (let i = 0; i < MAX_BATCHES_PER_SWEEP; i++) {
-      const count = await deleteExpiredKeys(sql, options.batch);
+      const count = await deleteExpiredKeys(db, options.batch);
       deleted += count;
       if (count < options.batch) break;
     }

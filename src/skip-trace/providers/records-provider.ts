@@ -3,7 +3,7 @@
  * trace's standardized address by its address key and its normalized actor by the owners' folded
  * names (README, Skip trace).
  */
-import type { Sql } from '../../infra/database/sql.js';
+import type { Db } from '../../infra/database/sql.js';
 import { addressKey, type NormalizedActor } from '../../address/index.js';
 import { findPropertyPersons, type StoredOwnerPerson } from '../../property-records/property-records.data.js';
 import { UnresolvableAddressError, type SkipTraceProvider } from './provider.js';
@@ -20,12 +20,12 @@ function matches({ ownerType, nameKey, person }: StoredOwnerPerson, actor: Norma
   );
 }
 
-/** `sql`: where the records are read, outside any request's unit of work. */
-export function createRecordsProvider(sql: Sql): SkipTraceProvider {
+/** `db`: where the records are read, outside any request's unit of work. */
+export function createRecordsProvider(db: Db): SkipTraceProvider {
   return {
     name: 'records',
     async trace({ address, actor }) {
-      const stored = await findPropertyPersons(sql, addressKey(address));
+      const stored = await findPropertyPersons(db, addressKey(address));
       if (stored === null) throw new UnresolvableAddressError();
       const persons = stored
         .filter((owner) => matches(owner, actor))

@@ -1,0 +1,55 @@
+import { setImmediate } from 'node:timers/promises';
+import { CallerGoneError } from '../billing/audit.js';
+import { skipTraceAccount } from '../billing/skip-trace-account.js';
+import type { KeyHold } from './idempotency/idempotent-request.js';
+import type { TraceCall } from './outcome.js';
+import type { SkipTraceDeps, SkipTraceResponse } from './skip-trace.service.js';
+import type { ResolvedTrace } from './trace-coordinator.js';
+import { chargeTrace } from './trace.data.js';
+
+/**
+ * Charges one credit for a traced result and answers with it (and, for a keyed call, stores it as
+ * the key's answer, in the same statement). A caller already gone is not charged; no credit left
+ * is 402.
+ */
+export async function chargeForResult(
+  deps: SkipTraceDeps,
+  call: TraceCall & { cacheKey: string },
+  traced: ResolvedTrace,
+  hold: KeyHold | undefined,
+): Promise<SkipTraceResponse> {
+  const { client } = deps;
+  await ensureCallerStillThere(deps);
+  // creditsRemaining is the balance the charge leaves (set by the statement in the stored answer).
+  const response: SkipTraceResponse = {
+    id: call.id,
+    status: traced.result.status,
+    persons: traced.result.persons,
+    creditsRemaining: 0,
+    cacheHit: traced.cacheHit,
+    replayed: false,
+  };
+  const entry = { ...call, outcome: traced.result.status, cacheHit: traced.cacheHit, charged: true };
+  const charged = await chargeTrace(deps.db, entry, hold && { claim: hold.claim, answer: response });
+  // A claim released because the caller left, or taken over once its lease ran out, must not
+  // be answered twice: nothing was charged.
+  if (charged === 'claim_lost') throw client.signal.aborted ? new CallerGoneError() : new Error('The Idempotency-Key claim was lost.');
+  if (charged === 'no_credit') throw skipTraceAccount.noCreditsLeft();
+  response.creditsRemaining = charged.creditsRemaining;
+  // Counted once committed: no charge written is no charge.
+  deps.metrics.creditsCharged.inc();
+  deps.metrics.outcomes.inc({ outcome: traced.result.status });
+  return response;
+}
+
+/**
+ * Throws CallerGoneError when the caller left while the trace ran. That is seen only once the
+ * event loop reads its socket, and the embedded database runs on this thread: two turns of the
+ * loop let a pending close be read (the first lands before this iteration's I/O poll, the second
+ * after the next).
+ */
+async function ensureCallerStillThere(deps: Pick<SkipTraceDeps, 'client'>): Promise<void> {
+  await setImmediate();
+  await setImmediate();
+  if (deps.client.signal.aborted) throw new CallerGoneError();
+}
