@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
 import type { EmbeddedEngine } from '../infra/database/embedded-engine.js';
 import type pino from 'pino';
 import { createLogger } from '../infra/logger.js';
@@ -14,7 +15,7 @@ import { createCompiledDocuments } from '../http/graphql/compiled-execution.js';
 import { createGraphqlFastPath } from '../http/graphql/fast-path.js';
 import { createOperationExecutor, createOperationSubscriber } from '../http/rest/operation-executor.js';
 import { registerGraphqlRoutes } from '../http/graphql/graphql.routes.js';
-import { buildOperationRegistry } from '../http/gateway/operation-registry.js';
+import { buildOperationRegistry, type OperationRegistry } from '../http/gateway/operation-registry.js';
 import { discoveryReference, registerDiscoveryRoutes } from '../http/gateway/discovery.routes.js';
 import { registerRestRoute, registeredRestRoutes } from '../http/rest/rest-route.js';
 import { referenceRoutesReference, registerReferenceRoutes } from '../reference/reference.routes.js';
@@ -37,7 +38,7 @@ import {
   registerMetricsRoute,
   registerStreamMetrics,
 } from '../http/metrics.js';
-import { createLocalEventBus, createRedisEventBus } from '../infra/event-bus.js';
+import { createLocalEventBus, createRedisEventBus, type EventBus } from '../infra/event-bus.js';
 import { createStreamRegistry } from '../infra/stream-registry.js';
 import { activeKeyIds } from '../auth/api-keys.data.js';
 import { createNotificationEvents } from '../notifications/notification-events.js';
@@ -45,13 +46,6 @@ import { registerServiceIndex, serviceIndexReference } from '../reference/servic
 
 /** How often open streams' keys are re-checked: a revoked key's streams end within about this long (at most 5 s promised). */
 const STREAM_KEY_RECHECK_MS = 2000;
-
-function createProvider(config: Config, log: pino.Logger, database: Database): SkipTraceProvider {
-  const provider = config.skipTrace.provider;
-  return provider.kind === 'http'
-    ? createHttpProvider({ url: provider.url, apiKey: provider.apiKey, log: log.child({ component: 'skip-trace-vendor' }) })
-    : createRecordsProvider(database.sql);
-}
 
 export interface App {
   http: FastifyInstance;
@@ -61,30 +55,59 @@ export interface App {
 }
 
 /**
- * Wires the service: database (migrated), Redis, schema, Yoga, routes. Listening is the caller's
- * job. `embeddedEngine`: the embedded database, if the caller has already begun starting it.
+ * Wires the service in order: database and Redis, services, schema engines, routes, lifecycle.
+ * Listening is the caller's job. `embeddedEngine`: the embedded database, if already starting.
  */
 export async function buildApp(
   config: Config,
   log: pino.Logger = createLogger(config.logLevel),
   options: { embeddedEngine?: Promise<EmbeddedEngine> } = {},
 ): Promise<App> {
-  const opening = openDatabase(config.database, log, options.embeddedEngine);
+  const { database, registry } = await openDatabaseAndRegistry(config, log, options.embeddedEngine);
+  // Loaded only when configured: without REDIS_URL the windows are in-process.
+  const redis = config.redisUrl ? await (await import('../infra/redis.js')).connectRedis(config.redisUrl, log) : null;
+  const eventBus = config.redisUrl && redis ? createRedisEventBus(config.redisUrl, redis, log) : createLocalEventBus();
+  const services = createServices(config, log, { database, redis, eventBus });
+  const http = createHttpServer(config, log);
+  registerRoutes(http, services, registry);
+  const idempotencySweeper = startIdempotencySweeper(database.sql, config.skipTrace.idempotencySweep, log);
+  return {
+    http,
+    services,
+    database,
+    close: async () => {
+      await idempotencySweeper.stop();
+      await closeHttp(http, services);
+      // Traces that outlived their callers (timeouts) may still be writing their results.
+      await Promise.allSettled(services.traces.pending());
+      eventBus.close();
+      redis?.disconnect();
+      await database.close();
+    },
+  };
+}
+
+/** The operation registry needs only CPU: built while the database opens (an embedded engine compiles meanwhile). */
+async function openDatabaseAndRegistry(config: Config, log: pino.Logger, embeddedEngine: Promise<EmbeddedEngine> | undefined) {
+  const opening = openDatabase(config.database, log, embeddedEngine);
   let registry;
   try {
-    // Needs no database, only CPU: built while the database opens (an embedded engine's
-    // WebAssembly compiles on background threads meanwhile), not after.
     registry = buildOperationRegistry(schema);
   } catch (error) {
     await opening.then((database) => database.close()).catch(() => undefined);
     throw error;
   }
-  const database = await opening;
-  // Loaded only when configured: without REDIS_URL the windows are in-process.
-  const redis = config.redisUrl ? await (await import('../infra/redis.js')).connectRedis(config.redisUrl, log) : null;
+  return { database: await opening, registry };
+}
+
+function createServices(
+  config: Config,
+  log: pino.Logger,
+  backends: { database: Database; redis: Redis | null; eventBus: EventBus },
+): Services {
+  const { database, redis, eventBus } = backends;
   const metrics = createMetricsRegistry(database.pool);
   const skipTraceMetrics = createSkipTraceMetrics(metrics, config.skipTrace.provider.kind);
-  const eventBus = config.redisUrl && redis ? createRedisEventBus(config.redisUrl, redis, log) : createLocalEventBus();
   const streams = createStreamRegistry({
     ...config.streams,
     recheckMs: STREAM_KEY_RECHECK_MS,
@@ -92,7 +115,7 @@ export async function buildApp(
     log,
     onRefused: registerStreamMetrics(metrics, () => streams.size),
   });
-  const services: Services = {
+  return {
     config,
     log,
     orm: database.orm,
@@ -114,17 +137,23 @@ export async function buildApp(
     feedWrites: createFeedWrites(config.limits, metrics),
     skipTraceMetrics,
     streams,
-    notificationEvents: createNotificationEvents({ sql: database.sql, bus: eventBus, log }),
+    notificationEvents: createNotificationEvents({ db: database.sql, bus: eventBus, log }),
   };
+}
 
+function createProvider(config: Config, log: pino.Logger, database: Database): SkipTraceProvider {
+  const provider = config.skipTrace.provider;
+  return provider.kind === 'http'
+    ? createHttpProvider({ url: provider.url, apiKey: provider.apiKey, log: log.child({ component: 'skip-trace-vendor' }) })
+    : createRecordsProvider(database.sql);
+}
+
+/** Every route, on the schema's engines: `/graphql` (Yoga and its fast path), the REST routes, the documents. */
+function registerRoutes(http: FastifyInstance, services: Services, registry: OperationRegistry) {
   const compiledDocuments = createCompiledDocuments();
   const yoga = createYogaServer(schema, services, compiledDocuments);
-  const executeOperation = createOperationExecutor(schema, services);
-  const subscribeOperation = createOperationSubscriber(schema, services);
   const gatewayCall = gatewayCallRoute(registry);
-  const http = createHttpServer(config, log);
-
-  registerHttpMetrics(http, metrics, {
+  registerHttpMetrics(http, services.metrics, {
     path: gatewayCall.path,
     // Only published operationIds become label values.
     operationOf: (request) => {
@@ -141,12 +170,15 @@ export async function buildApp(
     printedSchema,
     fastPath: createGraphqlFastPath({ services, yoga, compiled: compiledDocuments }),
   });
-  const restDeps = { services, executeOperation, subscribeOperation };
+  const restDeps = {
+    services,
+    executeOperation: createOperationExecutor(schema, services),
+    subscribeOperation: createOperationSubscriber(schema, services),
+  };
   registerRestRoute(http, restDeps, gatewayCall);
   registerRestRoute(http, restDeps, skipTraceRoute(schema));
   registerRestRoute(http, restDeps, skipTraceAccountRoute(schema));
   registerRestRoute(http, restDeps, skipTraceUsageRoute(schema));
-  const idempotencySweeper = startIdempotencySweeper(database.sql, config.skipTrace.idempotencySweep, log);
   registerDiscoveryRoutes(http, registry);
   allowOnly(http, '/schema.graphql', ['GET']);
   allowOnly(http, '/healthz', ['GET']);
@@ -158,31 +190,20 @@ export async function buildApp(
       restRoutes: registeredRestRoutes(http),
       documentedRoutes: [serviceIndexReference, ...discoveryReference, ...healthReference, metricsReference, ...referenceRoutesReference],
     }),
-    config.publicUrl,
+    services.config.publicUrl,
   );
+}
 
-  return {
-    http,
-    services,
-    database,
-    async close() {
-      await idempotencySweeper.stop();
-      // Connections whose in-flight request finishes during the drain stay open as keep-alive,
-      // which would hold close() until they time out: close each as soon as it goes idle.
-      const sweeper = setInterval(() => http.server.closeIdleConnections(), 50);
-      try {
-        // Open streams end with `complete` (their clients reconnect elsewhere); new ones are refused.
-        const closing = http.close();
-        streams.drain();
-        await closing;
-      } finally {
-        clearInterval(sweeper);
-      }
-      // Traces that outlived their callers (timeouts) may still be writing their results.
-      await Promise.allSettled(services.traces.pending());
-      eventBus.close();
-      redis?.disconnect();
-      await database.close();
-    },
-  };
+/** Stops taking requests and ends open streams (their clients reconnect elsewhere with `complete`). */
+async function closeHttp(http: FastifyInstance, services: Services) {
+  // Connections whose in-flight request finishes during the drain stay open as keep-alive,
+  // which would hold close() until they time out: close each as soon as it goes idle.
+  const sweeper = setInterval(() => http.server.closeIdleConnections(), 50);
+  try {
+    const closing = http.close();
+    services.streams.drain();
+    await closing;
+  } finally {
+    clearInterval(sweeper);
+  }
 }

@@ -1,5 +1,5 @@
 import type { Em } from '../infra/database/orm.js';
-import type { Sql } from '../infra/database/sql.js';
+import type { Db } from '../infra/database/sql.js';
 import { activeApiKeyHints, createApiKey } from '../auth/api-keys.service.js';
 import { PLATFORM_ISSUER } from '../schema/principal.js';
 import { createOrganization, createUser, findFirstUserByEmail, findOrganization } from '../organizations/organizations.service.js';
@@ -178,7 +178,7 @@ export async function seedDemo(em: Em, maxKeysPerUser: number): Promise<DemoSeed
  * The demo data a first start seeded, found again on a later start (its user by email, in the demo
  * organization), or null when this database was never seeded or its demo user is gone.
  */
-export async function findSeededDemo(em: Em, sql: Sql): Promise<SeededDemo | null> {
+export async function findSeededDemo(em: Em, db: Db): Promise<SeededDemo | null> {
   const user = await findFirstUserByEmail(em, DEMO_USER_EMAIL);
   if (!user) return null;
   const organization = await findOrganization(em, user.organization.id);
@@ -187,7 +187,7 @@ export async function findSeededDemo(em: Em, sql: Sql): Promise<SeededDemo | nul
   return {
     organizationId: organization.id,
     userId: user.id,
-    gatewayKeyHints: await activeApiKeyHints(sql, user.id),
+    gatewayKeyHints: await activeApiKeyHints(db, user.id),
     skipTraceKeyHint: skipTraceKey?.hint ?? null,
   };
 }

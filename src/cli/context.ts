@@ -75,8 +75,8 @@ export function action(io: CliIo, state: RunState, run: Action) {
 
 /** A commander argument parser for an integer in [min, max]. */
 export const integerIn = (min: number, max: number) => (value: string) => {
-  const n = Number(value);
-  if (!/^-?\d+$/u.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max)
+  const integer = Number(value);
+  if (!/^-?\d+$/u.test(value.trim()) || !Number.isSafeInteger(integer) || integer < min || integer > max)
     throw new InvalidArgumentError(`must be an integer from ${min} to ${max}.`);
-  return n;
+  return integer;
 };

@@ -1,101 +1,118 @@
 /**
  * An async iterator fed by pushes, holding undelivered values that weigh at most `max` in all
- * (`weigh`: 1 each unless given, e.g. their size in bytes): a consumer that falls further behind
- * is not buffered for (`push` answers false and the producer decides, e.g. ends the stream). `end` finishes it after the buffered values; `fail` after them with an error.
- * `return()` (the consumer leaving) ends it at once, waking a pending `next()`, and runs `onClose`
- * exactly once, however it ended.
+ * (`weigh`: 1 each unless given, e.g. bytes). Past that `push` answers false and the producer
+ * decides (e.g. ends the stream) rather than the queue buffering for a slow consumer.
  */
 export interface BoundedQueue<T> extends AsyncIterableIterator<T> {
   push(value: T): boolean;
+  /** Finishes after the buffered values. */
   end(): void;
+  /** Finishes after the buffered values, with `error`. */
   fail(error: unknown): void;
-  /** Ends it at once, dropping what is buffered. */
+  /** The consumer leaving: ends at once, dropping what is buffered and waking a pending `next()`. */
   return(): Promise<IteratorResult<T>>;
   readonly closed: boolean;
 }
 
+const done = (): IteratorResult<never> => ({ value: undefined, done: true });
+
+/** `onClose` runs exactly once, however the queue ended. */
 export function createBoundedQueue<T>(
   max: number,
   onClose: () => void = () => undefined,
   weigh: (value: T) => number = () => 1,
 ): BoundedQueue<T> {
-  const buffer: T[] = [];
-  let weight = 0;
-  let waiting: ((result: IteratorResult<T>) => void) | null = null;
-  let waitingFail: ((error: unknown) => void) | null = null;
-  let ending: { error?: unknown } | null = null;
-  let closed = false;
+  return new WeighedQueue(max, onClose, weigh);
+}
 
-  const close = () => {
-    if (closed) return;
-    closed = true;
-    buffer.length = 0;
-    weight = 0;
-    onClose();
-  };
-  const settleWaiter = () => {
-    if (!waiting || !ending || buffer.length) return;
-    const [resolve, reject] = [waiting, waitingFail!];
-    waiting = waitingFail = null;
-    close();
-    if ('error' in ending) reject(ending.error);
-    else resolve({ value: undefined, done: true });
-  };
+class WeighedQueue<T> implements BoundedQueue<T> {
+  #buffer: T[] = [];
+  #weight = 0;
+  #waiter: { resolve: (result: IteratorResult<T>) => void; reject: (error: unknown) => void } | null = null;
+  #ending: { error?: unknown } | null = null;
+  #closed = false;
 
-  const queue: BoundedQueue<T> = {
-    get closed() {
-      return closed || ending !== null;
-    },
-    push(value) {
-      if (closed || ending) return false;
-      if (waiting) {
-        const resolve = waiting;
-        waiting = waitingFail = null;
-        resolve({ value, done: false });
-        return true;
-      }
-      const valueWeight = weigh(value);
-      if (weight + valueWeight > max) return false;
-      buffer.push(value);
-      weight += valueWeight;
+  constructor(
+    private readonly max: number,
+    private readonly onClose: () => void,
+    private readonly weigh: (value: T) => number,
+  ) {}
+
+  get closed() {
+    return this.#closed || this.#ending !== null;
+  }
+
+  push(value: T): boolean {
+    if (this.closed) return false;
+    const waiter = this.#takeWaiter();
+    if (waiter) {
+      waiter.resolve({ value, done: false });
       return true;
-    },
-    end() {
-      if (closed || ending) return;
-      ending = {};
-      settleWaiter();
-    },
-    fail(error) {
-      if (closed || ending) return;
-      ending = { error };
-      settleWaiter();
-    },
-    next() {
-      if (buffer.length) {
-        const value = buffer.shift()!;
-        weight -= weigh(value);
-        return Promise.resolve({ value, done: false });
-      }
-      if (closed) return Promise.resolve({ value: undefined, done: true });
-      if (ending) {
-        close();
-        return 'error' in ending ? Promise.reject(ending.error) : Promise.resolve({ value: undefined, done: true });
-      }
-      return new Promise<IteratorResult<T>>((resolve, reject) => {
-        waiting = resolve;
-        waitingFail = reject;
-      });
-    },
-    return() {
-      const resolve = waiting;
-      waiting = waitingFail = null;
-      close();
-      resolve?.({ value: undefined, done: true });
-      return Promise.resolve({ value: undefined, done: true });
-    },
-    [Symbol.asyncIterator]() {
-      return queue;
-    },
-  };
-  return queue;
+    }
+    const weight = this.weigh(value);
+    if (this.#weight + weight > this.max) return false;
+    this.#buffer.push(value);
+    this.#weight += weight;
+    return true;
+  }
+
+  end() {
+    this.#finish({});
+  }
+
+  fail(error: unknown) {
+    this.#finish({ error });
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    if (this.#buffer.length) {
+      const value = this.#buffer.shift()!;
+      this.#weight -= this.weigh(value);
+      return Promise.resolve({ value, done: false });
+    }
+    if (this.#closed) return Promise.resolve(done());
+    if (this.#ending) return this.#closeWith(this.#ending);
+    return new Promise<IteratorResult<T>>((resolve, reject) => (this.#waiter = { resolve, reject }));
+  }
+
+  return(): Promise<IteratorResult<T>> {
+    const waiter = this.#takeWaiter();
+    this.#close();
+    waiter?.resolve(done());
+    return Promise.resolve(done());
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  #takeWaiter() {
+    const waiter = this.#waiter;
+    this.#waiter = null;
+    return waiter;
+  }
+
+  #finish(ending: { error?: unknown }) {
+    if (this.closed) return;
+    this.#ending = ending;
+    // A consumer already waiting hears of the end now; otherwise its next `next()` does.
+    if (!this.#waiter || this.#buffer.length) return;
+    const waiter = this.#takeWaiter()!;
+    this.#close();
+    if ('error' in ending) waiter.reject(ending.error);
+    else waiter.resolve(done());
+  }
+
+  #closeWith(ending: { error?: unknown }): Promise<IteratorResult<T>> {
+    this.#close();
+    return 'error' in ending ? Promise.reject(ending.error) : Promise.resolve(done());
+  }
+
+  #close() {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#buffer.length = 0;
+    this.#weight = 0;
+    this.onClose();
+  }
 }

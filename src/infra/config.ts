@@ -122,56 +122,56 @@ export class ConfigError extends Error {}
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(source);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  const e = parsed.data;
-  if (e.SKIPTRACE_PROVIDER === 'http' && (!e.SKIPTRACE_PROVIDER_URL || !e.SKIPTRACE_PROVIDER_KEY)) {
+  const env = parsed.data;
+  if (env.SKIPTRACE_PROVIDER === 'http' && (!env.SKIPTRACE_PROVIDER_URL || !env.SKIPTRACE_PROVIDER_KEY)) {
     throw new ConfigError(
       'Invalid configuration:\n  SKIPTRACE_PROVIDER_URL, SKIPTRACE_PROVIDER_KEY: both are required when SKIPTRACE_PROVIDER=http',
     );
   }
   return {
-    env: e.NODE_ENV,
-    port: e.PORT,
+    env: env.NODE_ENV,
+    port: env.PORT,
     // The embedded mode prints live demo keys (and a development platform token): loopback only,
     // unless HOST says otherwise. A service on PostgreSQL is meant to be reached.
-    host: e.HOST ?? (e.DATABASE_URL ? '0.0.0.0' : '127.0.0.1'),
-    logLevel: e.LOG_LEVEL,
-    logFormat: e.LOG_FORMAT,
-    database: e.DATABASE_URL
-      ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX, preparedStatements: e.DATABASE_PREPARED_STATEMENTS }
-      : { kind: 'embedded', dataDir: e.DATA_DIR },
-    redisUrl: e.REDIS_URL,
-    internalApiToken: e.INTERNAL_API_TOKEN,
+    host: env.HOST ?? (env.DATABASE_URL ? '0.0.0.0' : '127.0.0.1'),
+    logLevel: env.LOG_LEVEL,
+    logFormat: env.LOG_FORMAT,
+    database: env.DATABASE_URL
+      ? { kind: 'postgres', url: env.DATABASE_URL, poolMax: env.DATABASE_POOL_MAX, preparedStatements: env.DATABASE_PREPARED_STATEMENTS }
+      : { kind: 'embedded', dataDir: env.DATA_DIR },
+    redisUrl: env.REDIS_URL,
+    internalApiToken: env.INTERNAL_API_TOKEN,
     limits: {
-      gatewayPerMinute: e.GATEWAY_RATE_LIMIT_PER_MIN,
-      authFailuresPerMinute: e.AUTH_FAILURE_LIMIT_PER_MIN,
-      platformPerMinute: e.PLATFORM_RATE_LIMIT_PER_MIN,
-      requestBodyTimeoutMs: e.REQUEST_BODY_TIMEOUT_MS,
-      skipTracePerMinute: e.SKIPTRACE_RATE_LIMIT_PER_MIN,
-      skipTraceMaxInFlight: e.SKIPTRACE_MAX_IN_FLIGHT,
-      skipTraceTimeoutMs: e.SKIPTRACE_TIMEOUT_MS,
-      maxKeysPerUser: e.MAX_KEYS_PER_USER,
-      marksMaxInFlightPerUser: e.MARKS_MAX_IN_FLIGHT_PER_USER,
+      gatewayPerMinute: env.GATEWAY_RATE_LIMIT_PER_MIN,
+      authFailuresPerMinute: env.AUTH_FAILURE_LIMIT_PER_MIN,
+      platformPerMinute: env.PLATFORM_RATE_LIMIT_PER_MIN,
+      requestBodyTimeoutMs: env.REQUEST_BODY_TIMEOUT_MS,
+      skipTracePerMinute: env.SKIPTRACE_RATE_LIMIT_PER_MIN,
+      skipTraceMaxInFlight: env.SKIPTRACE_MAX_IN_FLIGHT,
+      skipTraceTimeoutMs: env.SKIPTRACE_TIMEOUT_MS,
+      maxKeysPerUser: env.MAX_KEYS_PER_USER,
+      marksMaxInFlightPerUser: env.MARKS_MAX_IN_FLIGHT_PER_USER,
     },
     skipTrace: {
-      cacheTtlDays: e.SKIPTRACE_CACHE_TTL_DAYS,
-      idempotencySweep: { intervalMs: e.SKIPTRACE_IDEMPOTENCY_SWEEP_INTERVAL_MS, batch: e.SKIPTRACE_IDEMPOTENCY_SWEEP_BATCH },
+      cacheTtlDays: env.SKIPTRACE_CACHE_TTL_DAYS,
+      idempotencySweep: { intervalMs: env.SKIPTRACE_IDEMPOTENCY_SWEEP_INTERVAL_MS, batch: env.SKIPTRACE_IDEMPOTENCY_SWEEP_BATCH },
       provider:
-        e.SKIPTRACE_PROVIDER === 'http'
-          ? { kind: 'http', url: e.SKIPTRACE_PROVIDER_URL as string, apiKey: e.SKIPTRACE_PROVIDER_KEY as string }
+        env.SKIPTRACE_PROVIDER === 'http'
+          ? { kind: 'http', url: env.SKIPTRACE_PROVIDER_URL as string, apiKey: env.SKIPTRACE_PROVIDER_KEY as string }
           : { kind: 'records' },
     },
     streams: {
-      maxPerKey: e.STREAM_MAX_PER_KEY,
-      maxPerUser: e.STREAM_MAX_PER_USER,
-      maxPerOrganization: e.STREAM_MAX_PER_ORGANIZATION,
-      maxTotal: e.STREAM_MAX_TOTAL,
-      idleTimeoutMs: e.STREAM_IDLE_TIMEOUT_MS,
+      maxPerKey: env.STREAM_MAX_PER_KEY,
+      maxPerUser: env.STREAM_MAX_PER_USER,
+      maxPerOrganization: env.STREAM_MAX_PER_ORGANIZATION,
+      maxTotal: env.STREAM_MAX_TOTAL,
+      idleTimeoutMs: env.STREAM_IDLE_TIMEOUT_MS,
     },
-    seedDemo: e.SEED_DEMO,
-    trustProxy: e.TRUST_PROXY,
-    publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
+    seedDemo: env.SEED_DEMO,
+    trustProxy: env.TRUST_PROXY,
+    publicUrl: env.PUBLIC_URL?.replace(/\/+$/, ''),
   };
 }

@@ -68,13 +68,52 @@ export function createLocalEventBus(): EventBus {
 }
 
 /**
- * Publishes on the shared connection (which fails fast while Redis is down: this instance's own
- * listeners are then told directly) and listens on a dedicated subscriber connection, as Redis
- * requires. The subscriber reconnects by itself and re-subscribes its channels (ioredis's
- * `autoResubscribe`); `onResume` listeners run once it is back.
+ * Publishes on the shared connection and listens on a dedicated subscriber connection, as Redis
+ * requires; the subscriber reconnects and re-subscribes by itself (ioredis's `autoResubscribe`).
  */
 export function createRedisEventBus(url: string, publisher: Redis, log: Logger): EventBus {
   const local = localChannels();
+  const resumeListeners: Array<(channels: string[]) => void> = [];
+  const subscriber = connectSubscriber(url, log, {
+    onMessage: local.deliver,
+    onResumed: () => {
+      const channels = [...local.channels.keys()];
+      for (const listener of resumeListeners) listener(channels);
+    },
+  });
+  /** Per channel listened to: settles when Redis confirmed the subscription. */
+  const confirmations = new Map<string, Promise<void>>();
+  return {
+    publish: publishOrDeliverLocally(publisher, local.deliver, log),
+    subscribe(channel, listener) {
+      if (local.add(channel, listener)) confirmations.set(channel, subscriber.subscribe(channel).then(ignore, ignore));
+      return {
+        ready: confirmations.get(channel) ?? Promise.resolve(),
+        close: () => {
+          if (!local.remove(channel, listener)) return;
+          confirmations.delete(channel);
+          subscriber.unsubscribe(channel).catch(ignore);
+        },
+      };
+    },
+    deliverLocally: local.deliver,
+    onResume(listener) {
+      resumeListeners.push(listener);
+    },
+    close() {
+      subscriber.disconnect();
+    },
+  };
+}
+
+const ignore = () => undefined;
+
+/** The subscriber connection; `onResumed` runs each time it is back after having been lost. */
+function connectSubscriber(
+  url: string,
+  log: Logger,
+  handlers: { onMessage: (channel: string, message: string) => void; onResumed: () => void },
+) {
   const subscriber = new Redis(url, {
     lazyConnect: true,
     autoResubscribe: true,
@@ -84,12 +123,9 @@ export function createRedisEventBus(url: string, publisher: Redis, log: Logger):
     connectTimeout: 2000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
   });
-  const resumeListeners: Array<(channels: string[]) => void> = [];
-  /** Per channel listened to: settles when Redis confirmed the subscription. */
-  const confirmations = new Map<string, Promise<void>>();
   let connectedOnce = false;
   let lost = false;
-  subscriber.on('message', (channel: string, message: string) => local.deliver(channel, message));
+  subscriber.on('message', handlers.onMessage);
   subscriber.on('error', (error) => {
     if (!lost) log.warn({ err: error }, 'redis subscriber unavailable; streams get events again when it returns');
     lost = connectedOnce;
@@ -103,46 +139,23 @@ export function createRedisEventBus(url: string, publisher: Redis, log: Logger):
     lost = false;
     if (!resumed) return;
     log.info('redis subscriber restored');
-    const channels = [...local.channels.keys()];
-    for (const listener of resumeListeners) listener(channels);
+    handlers.onResumed();
   });
-  subscriber.connect().catch(() => undefined); // retried by ioredis; reported by the 'error' handler
+  subscriber.connect().catch(ignore); // retried by ioredis; reported by the 'error' handler
+  return subscriber;
+}
 
-  let publishWarned = false;
-  return {
-    async publish(channel, message) {
-      try {
-        await publisher.publish(channel, message);
-        publishWarned = false;
-      } catch (error) {
-        if (!publishWarned) log.warn({ err: error }, 'redis publish failed; delivering to this instance only');
-        publishWarned = true;
-        local.deliver(channel, message);
-      }
-    },
-    subscribe(channel, listener) {
-      if (local.add(channel, listener)) {
-        const ready = subscriber.subscribe(channel).then(
-          () => undefined,
-          () => undefined,
-        );
-        confirmations.set(channel, ready);
-      }
-      return {
-        ready: confirmations.get(channel) ?? Promise.resolve(),
-        close: () => {
-          if (!local.remove(channel, listener)) return;
-          confirmations.delete(channel);
-          subscriber.unsubscribe(channel).catch(() => undefined);
-        },
-      };
-    },
-    deliverLocally: local.deliver,
-    onResume(listener) {
-      resumeListeners.push(listener);
-    },
-    close() {
-      subscriber.disconnect();
-    },
+/** Publishing fails fast while Redis is down: this instance's own listeners are then told directly. */
+function publishOrDeliverLocally(publisher: Redis, deliverLocally: (channel: string, message: string) => void, log: Logger) {
+  let warned = false;
+  return async (channel: string, message: string) => {
+    try {
+      await publisher.publish(channel, message);
+      warned = false;
+    } catch (error) {
+      if (!warned) log.warn({ err: error }, 'redis publish failed; delivering to this instance only');
+      warned = true;
+      deliverLocally(channel, message);
+    }
   };
 }

@@ -20,9 +20,8 @@ export function urlForLog(url: string): string {
 }
 
 /**
- * JSON lines (pino). Every line written while serving a request carries its `reqId`, also lines
- * from code that holds the process-wide logger (the trace coordinator, providers, Redis).
- * Authorization headers never reach a log line: requests are logged as method, url and ids only.
+ * JSON lines (pino). Every line written while serving a request carries its `reqId`, even through
+ * the process-wide logger; requests are logged as method, url and ids, never their credentials.
  */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
@@ -54,11 +53,8 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 type Bindings = Record<string, unknown>;
 
 /**
- * A request's logger (Fastify's `request.log`, bound to its `reqId`), its pino child made only
- * when a line at an enabled level is written (or a child, its bindings or its level are asked
- * for): at the configured level most requests write no line, and a child per request (its
- * bindings serialized and redacted) was a measurable share of a gateway call's CPU. With a level
- * of its own the child is made at once.
+ * A request's logger (`request.log`) whose pino child is made only when a line at an enabled level
+ * is written: most requests write none, and making a child per request costs measurable CPU.
  */
 class LazyChildLogger {
   #child: Logger | undefined;

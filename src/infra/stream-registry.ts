@@ -2,6 +2,12 @@ import type { Logger } from 'pino';
 import { AppError } from '../common/errors.js';
 
 /**
+ * Streams' slots: the open streams of this instance, counted per key, user, organization and in
+ * all. A revoked key's streams end at the next re-check (one query for all open keys); a client
+ * that stops reading is disconnected after `idleTimeoutMs`; `drain` ends them all.
+ */
+
+/**
  * Why a stream's lease ended: its key was revoked, the server shuts down, its client fell further
  * behind than a stream may hold for it (`overflow`), or its response is over (`released`).
  */
@@ -59,134 +65,145 @@ export interface StreamRegistryOptions {
  */
 export const END_GRACE_MS = 1000;
 
-type OpenLease = StreamLease & { owner: StreamOwner; client: StreamClient };
-
 /** Counts per name (a key, a user, an organization), dropping names that reach zero. */
-function tally() {
-  const counts = new Map<string, number>();
-  return {
-    counts,
-    get: (name: string) => counts.get(name) ?? 0,
-    add(name: string, delta: number) {
-      const next = (counts.get(name) ?? 0) + delta;
-      if (next <= 0) counts.delete(name);
-      else counts.set(name, next);
-    },
-  };
+class Tally {
+  readonly counts = new Map<string, number>();
+  get(name: string) {
+    return this.counts.get(name) ?? 0;
+  }
+  add(name: string, delta: number) {
+    const next = this.get(name) + delta;
+    if (next <= 0) this.counts.delete(name);
+    else this.counts.set(name, next);
+  }
 }
 
-/**
- * Open long-lived streams on this instance, per key, per user, per organization and in total,
- * each a lease released when its response is over. A revoked key's streams end at the next check:
- * one query for every open key at once each `recheckMs`, whatever the number of streams. A client
- * that stops taking what is written to it is disconnected after `idleTimeoutMs`, and a stream the
- * server ended is disconnected if it has not finished END_GRACE_MS later. `drain` ends them all
- * (shutdown) and refuses new ones.
- */
 export function createStreamRegistry(options: StreamRegistryOptions) {
-  const { recheckMs, idleTimeoutMs, activeKeys, log } = options;
-  const open = new Set<OpenLease>();
-  const perKey = tally();
-  const perUser = tally();
-  const perOrganization = tally();
-  let draining = false;
-  let timers: NodeJS.Timeout[] = [];
-  let checking = false;
+  return new StreamRegistry(options);
+}
 
-  const refuse = (message: string) => {
-    options.onRefused?.();
+export class StreamRegistry {
+  readonly #open = new Set<Lease>();
+  readonly #perKey = new Tally();
+  readonly #perUser = new Tally();
+  readonly #perOrganization = new Tally();
+  #draining = false;
+  #timers: NodeJS.Timeout[] = [];
+  #checking = false;
+
+  constructor(private readonly options: StreamRegistryOptions) {}
+
+  get size() {
+    return this.#open.size;
+  }
+
+  /** A slot for `owner`'s new stream written to `client`, or `concurrency_limit`; released when the response is over. */
+  open(owner: StreamOwner, client: StreamClient): StreamLease {
+    this.#admit(owner);
+    const lease: Lease = new Lease(owner, client, () => this.#forget(lease));
+    this.#open.add(lease);
+    this.#count(owner, 1);
+    this.#startTimers();
+    client.onDone(lease.release);
+    return lease;
+  }
+
+  /** Ends every open stream and refuses new ones (shutdown). */
+  drain() {
+    this.#draining = true;
+    for (const lease of this.#open) lease.end('shutdown');
+  }
+
+  #admit(owner: StreamOwner) {
+    if (this.#draining) throw this.#refuse('The server is shutting down; reconnect.');
+    const { maxPerKey, maxPerUser, maxPerOrganization, maxTotal } = this.options;
+    if (this.#perKey.get(owner.keyId) >= maxPerKey) throw this.#refuse(`At most ${maxPerKey} open streams per key; close one first.`);
+    if (this.#perUser.get(owner.userId) >= maxPerUser) throw this.#refuse(`At most ${maxPerUser} open streams per user; close one first.`);
+    if (this.#perOrganization.get(owner.organizationId) >= maxPerOrganization)
+      throw this.#refuse(`At most ${maxPerOrganization} open streams per organization on this server; close one first.`);
+    if (this.#open.size >= maxTotal) throw this.#refuse('This server holds as many streams as it may; retry shortly.');
+  }
+
+  #refuse(message: string) {
+    this.options.onRefused?.();
     return new AppError('concurrency_limit', message);
-  };
+  }
 
-  async function recheck() {
-    if (checking || open.size === 0) return;
-    checking = true;
+  #count(owner: StreamOwner, delta: number) {
+    this.#perKey.add(owner.keyId, delta);
+    this.#perUser.add(owner.userId, delta);
+    this.#perOrganization.add(owner.organizationId, delta);
+  }
+
+  #forget(lease: Lease) {
+    this.#open.delete(lease);
+    this.#count(lease.owner, -1);
+    if (this.#open.size > 0) return;
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#timers = [];
+  }
+
+  #startTimers() {
+    if (this.#timers.length) return;
+    const { recheckMs, idleTimeoutMs } = this.options;
+    // Fine enough that a stalled client is gone within about a second of its idle timeout.
+    const stallCheckMs = Math.max(50, Math.min(1000, Math.floor(idleTimeoutMs / 4)));
+    this.#timers = [
+      setInterval(() => void this.#recheckKeys(), recheckMs).unref(),
+      setInterval(() => this.#disconnectStalled(), stallCheckMs).unref(),
+    ];
+  }
+
+  async #recheckKeys() {
+    if (this.#checking || this.#open.size === 0) return;
+    this.#checking = true;
     try {
-      const asked = [...perKey.counts.keys()];
-      const active = await activeKeys(asked);
+      const asked = [...this.#perKey.counts.keys()];
+      const active = await this.options.activeKeys(asked);
       const checked = new Set(asked);
       // A stream opened while the query ran, with a key it did not ask about, waits for the next check.
-      for (const lease of open) if (checked.has(lease.keyId) && !active.has(lease.keyId)) lease.end('revoked');
+      for (const lease of this.#open) if (checked.has(lease.keyId) && !active.has(lease.keyId)) lease.end('revoked');
     } catch (error) {
       // The streams stay open until a check succeeds; each stream's key was valid when it opened.
-      log.warn({ err: error }, 'could not re-check the keys of open streams');
+      this.options.log.warn({ err: error }, 'could not re-check the keys of open streams');
     } finally {
-      checking = false;
+      this.#checking = false;
     }
   }
 
-  function disconnectStalled() {
-    for (const lease of open) if (lease.client.stalledMs() >= idleTimeoutMs) lease.client.disconnect();
+  #disconnectStalled() {
+    for (const lease of this.#open) if (lease.client.stalledMs() >= this.options.idleTimeoutMs) lease.client.disconnect();
   }
-
-  function admit(owner: StreamOwner) {
-    if (draining) throw refuse('The server is shutting down; reconnect.');
-    const { maxPerKey, maxPerUser, maxPerOrganization, maxTotal } = options;
-    if (perKey.get(owner.keyId) >= maxPerKey) throw refuse(`At most ${maxPerKey} open streams per key; close one first.`);
-    if (perUser.get(owner.userId) >= maxPerUser) throw refuse(`At most ${maxPerUser} open streams per user; close one first.`);
-    if (perOrganization.get(owner.organizationId) >= maxPerOrganization)
-      throw refuse(`At most ${maxPerOrganization} open streams per organization on this server; close one first.`);
-    if (open.size >= maxTotal) throw refuse('This server holds as many streams as it may; retry shortly.');
-  }
-
-  function count(owner: StreamOwner, delta: number) {
-    perKey.add(owner.keyId, delta);
-    perUser.add(owner.userId, delta);
-    perOrganization.add(owner.organizationId, delta);
-  }
-
-  function startTimers() {
-    if (timers.length) return;
-    // Fine enough that a stalled client is gone within about a second of its idle timeout.
-    const stallCheckMs = Math.max(50, Math.min(1000, Math.floor(idleTimeoutMs / 4)));
-    timers = [setInterval(() => void recheck(), recheckMs).unref(), setInterval(disconnectStalled, stallCheckMs).unref()];
-  }
-
-  return {
-    get size() {
-      return open.size;
-    },
-    /** A slot for `owner`'s new stream written to `client`, or `concurrency_limit`; released when the response is over. */
-    open(owner: StreamOwner, client: StreamClient): StreamLease {
-      admit(owner);
-      const controller = new AbortController();
-      let released = false;
-      let grace: NodeJS.Timeout | undefined;
-      const lease: OpenLease = {
-        owner,
-        client,
-        keyId: owner.keyId,
-        signal: controller.signal,
-        release() {
-          if (released) return;
-          released = true;
-          clearTimeout(grace);
-          if (!controller.signal.aborted) controller.abort('released' satisfies StreamEndReason);
-          open.delete(lease);
-          count(owner, -1);
-          if (open.size > 0) return;
-          for (const timer of timers) clearInterval(timer);
-          timers = [];
-        },
-        end(reason) {
-          if (released || controller.signal.aborted) return;
-          controller.abort(reason);
-          if (reason === 'overflow') return client.disconnect();
-          grace = setTimeout(() => client.disconnect(), END_GRACE_MS).unref();
-        },
-      };
-      open.add(lease);
-      count(owner, 1);
-      startTimers();
-      client.onDone(lease.release);
-      return lease;
-    },
-    /** Ends every open stream and refuses new ones. */
-    drain() {
-      draining = true;
-      for (const lease of open) lease.end('shutdown');
-    },
-  };
 }
 
-export type StreamRegistry = ReturnType<typeof createStreamRegistry>;
+class Lease implements StreamLease {
+  readonly keyId: string;
+  readonly #controller = new AbortController();
+  readonly signal = this.#controller.signal;
+  #released = false;
+  #grace: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly owner: StreamOwner,
+    readonly client: StreamClient,
+    private readonly onRelease: () => void,
+  ) {
+    this.keyId = owner.keyId;
+  }
+
+  /** An arrow function: handed to the client's `onDone` as it is. */
+  readonly release = () => {
+    if (this.#released) return;
+    this.#released = true;
+    clearTimeout(this.#grace);
+    if (!this.signal.aborted) this.#controller.abort('released' satisfies StreamEndReason);
+    this.onRelease();
+  };
+
+  end(reason: Exclude<StreamEndReason, 'released'>) {
+    if (this.#released || this.signal.aborted) return;
+    this.#controller.abort(reason);
+    if (reason === 'overflow') return this.client.disconnect();
+    this.#grace = setTimeout(() => this.client.disconnect(), END_GRACE_MS).unref();
+  }
+}

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { AppError } from '../common/errors.js';
 import { createBoundedQueue, type BoundedQueue } from '../infra/bounded-queue.js';
-import type { Sql } from '../infra/database/sql.js';
+import type { Db } from '../infra/database/sql.js';
 import type { EventBus } from '../infra/event-bus.js';
 import type { StreamEndReason, StreamLease } from '../infra/stream-registry.js';
 import { counterTotals, sumCounterRows, type NotificationCountsByType, type NotificationView } from './feed.data.js';
@@ -23,20 +23,13 @@ export interface NotificationEvent {
   notificationIds: string[];
 }
 
-/**
- * How many bytes of events a stream may hold undelivered (a consumer reading slower than its feed
- * changes), by each event's size as JSON. Past it the stream's client is disconnected; it
- * reconnects and re-reads the counts. The events themselves are shared by the user's streams.
- */
+/** Bytes of events (as JSON) a stream may hold undelivered; past it the client is disconnected and re-reads. */
 export const STREAM_BUFFER_MAX_BYTES = 256 * 1024;
 
 /** How long opening a stream waits for the event bus to confirm it listens (Redis may be away). */
 const SUBSCRIBE_WAIT_MS = 1000;
 
-/**
- * More events than this from one change (a publish of many notifications for one user) reach a
- * stream as one `updated` event with no ids: its client re-reads the first page.
- */
+/** More events than this from one change reach a stream as one `updated` event with no ids: "re-read". */
 const BURST_MAX = 50;
 
 /** The most ids an `updated` event lists (a markNotificationsRead call's most); a larger change lists none. */
@@ -49,63 +42,44 @@ interface ChangeMessage {
   counts: Record<string, [number, number]>;
 }
 
-const channelOf = (userId: string) => `notifications:events:${userId}`;
+const CHANNEL_PREFIX = 'notifications:events:';
+const channelOf = (userId: string) => CHANNEL_PREFIX + userId;
 
 export interface NotificationEvents {
   /** After a publish committed: one `created` event per notification, to its owner's streams. */
   created(notifications: ReadonlyArray<{ userId: string; notification: NotificationView }>): Promise<void>;
   /**
-   * After a mark committed: one `updated` event with the rows whose state changed and the new
-   * counts. No ids: nothing changed, nothing is sent. `null` (a bulk change such as mark-all), or
-   * more than UPDATED_IDS_MAX ids: the event lists none (`notificationIds: []`), telling the client to re-read.
+   * After a mark committed: one `updated` event with the changed rows and the new counts; none for
+   * no ids. `null` (mark-all) or over UPDATED_IDS_MAX ids: the event lists none, telling the client to re-read.
    */
   updated(userId: string, notificationIds: readonly string[] | null): Promise<void>;
   /**
-   * The user's events from the moment it resolves (once the event bus confirmed it listens, or after
-   * SUBSCRIBE_WAIT_MS without a confirmation, e.g. while Redis is away), until the consumer returns
-   * the iterator or the lease's signal aborts (with a StreamEndReason: `revoked` ends it with an
-   * `invalid_key` error). `created` events of other types than `notificationTypeFilter` are
-   * skipped; `updated` events always come, with the filter's counts. A consumer holding more than
-   * STREAM_BUFFER_MAX_BYTES of events ends its lease (`overflow`). The streams of one user share
-   * each event: one object per change and filter, whatever the number of streams.
+   * The user's events from when the bus listens (or SUBSCRIBE_WAIT_MS, Redis being away) until the
+   * lease ends (`revoked`: an `invalid_key` error) or the consumer returns. `created` events follow
+   * the filter, `updated` ones always come; past STREAM_BUFFER_MAX_BYTES the lease ends (`overflow`).
    */
   subscribe(userId: string, notificationTypeFilter: string | null, lease: StreamLease): Promise<AsyncIterableIterator<NotificationEvent>>;
 }
 
 /**
  * Delivers feed changes to the owners' open streams on every instance, through the event bus.
- * The writers call it after their transaction committed, so a stream never hears of a row a
- * reader could not yet see. A failure to deliver is logged and never fails the write.
+ * Writers call it after their commit, so a stream never hears of a row a reader cannot yet see;
+ * a failure to deliver is logged and never fails the write.
  */
-export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: Logger }): NotificationEvents {
-  const { sql, bus, log } = deps;
-  const hub = createUserChannels(bus, log);
-
-  const countsMessage = async (userId: string): Promise<ChangeMessage['counts']> =>
-    Object.fromEntries((await counterTotals(sql, userId, null)).byType.map((c) => [c.notificationType, [c.unreadCount, c.readCount]]));
-
+export function createNotificationEvents(deps: { db: Db; bus: EventBus; log: Logger }): NotificationEvents {
+  const { db, bus, log } = deps;
+  const channels = createUserChannels(bus, log);
+  const countsNow = async (userId: string): Promise<ChangeMessage['counts']> =>
+    Object.fromEntries((await counterTotals(db, userId, null)).byType.map((c) => [c.notificationType, [c.unreadCount, c.readCount]]));
   const send = async (userId: string, events: ChangeMessage['events']) => {
     try {
-      const message: ChangeMessage = { events, counts: await countsMessage(userId) };
+      const message: ChangeMessage = { events, counts: await countsNow(userId) };
       await bus.publish(channelOf(userId), JSON.stringify(message));
     } catch (error) {
       log.error({ err: error }, 'could not deliver notification events');
     }
   };
-
-  // Events published while this instance's subscriber was away are lost: each stream gets an
-  // `updated` event with the counts as they are now, so its client knows to re-read.
-  bus.onResume((channels) => {
-    for (const channel of channels) {
-      if (!channel.startsWith('notifications:events:')) continue;
-      const userId = channel.slice('notifications:events:'.length);
-      countsMessage(userId).then(
-        (counts) =>
-          bus.deliverLocally(channel, JSON.stringify({ events: [{ kind: 'updated', notification: null, notificationIds: [] }], counts })),
-        (error) => log.warn({ err: error }, 'could not re-read counts after the event bus resumed'),
-      );
-    }
-  });
+  bus.onResume((resumed) => catchUp(resumed, bus, countsNow, log));
 
   return {
     async created(notifications) {
@@ -117,39 +91,55 @@ export function createNotificationEvents(deps: { sql: Sql; bus: EventBus; log: L
       }
       await Promise.all([...byUser].map(([userId, events]) => send(userId, events)));
     },
-
     async updated(userId, notificationIds) {
       if (notificationIds?.length === 0) return;
       const listed = notificationIds && notificationIds.length <= UPDATED_IDS_MAX ? [...notificationIds] : [];
       await send(userId, [{ kind: 'updated', notification: null, notificationIds: listed }]);
     },
-
-    async subscribe(userId, notificationTypeFilter, lease) {
-      const queue = createBoundedQueue<NotificationEvent>(
-        STREAM_BUFFER_MAX_BYTES,
-        () => {
-          hub.leave(userId, watcher);
-          lease.signal.removeEventListener('abort', onEnd);
-        },
-        (event) => eventBytes.get(event) ?? 0,
-      );
-      const watcher: Watcher = { filter: notificationTypeFilter, lease, queue };
-      const onEnd = () => {
-        const reason = lease.signal.reason as StreamEndReason;
-        // The response is over: let go of everything at once, whether or not the iterator was consumed.
-        if (reason === 'released' || reason === 'overflow') void queue.return();
-        else if (reason === 'revoked') queue.fail(new AppError('invalid_key', 'The key was revoked; the stream has ended.'));
-        else queue.end();
-      };
-      const user = hub.join(userId, watcher);
-      lease.signal.addEventListener('abort', onEnd, { once: true });
-      if (lease.signal.aborted) onEnd();
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([user.ready, new Promise((resolve) => (timer = setTimeout(resolve, SUBSCRIBE_WAIT_MS)))]);
-      clearTimeout(timer);
-      return queue;
-    },
+    subscribe: (userId, notificationTypeFilter, lease) => watch(channels, userId, notificationTypeFilter, lease),
   };
+}
+
+/**
+ * Events published while this instance's subscriber was away are lost: each stream gets an
+ * `updated` event with the counts as they are now, so its client knows to re-read.
+ */
+function catchUp(channels: string[], bus: EventBus, countsNow: (userId: string) => Promise<ChangeMessage['counts']>, log: Logger) {
+  for (const channel of channels) {
+    if (!channel.startsWith(CHANNEL_PREFIX)) continue;
+    countsNow(channel.slice(CHANNEL_PREFIX.length)).then(
+      (counts) =>
+        bus.deliverLocally(channel, JSON.stringify({ events: [{ kind: 'updated', notification: null, notificationIds: [] }], counts })),
+      (error) => log.warn({ err: error }, 'could not re-read counts after the event bus resumed'),
+    );
+  }
+}
+
+/** One stream of the user's events, ended as its lease says (see NotificationEvents.subscribe). */
+async function watch(channels: UserChannels, userId: string, filter: string | null, lease: StreamLease) {
+  const queue = createBoundedQueue<NotificationEvent>(
+    STREAM_BUFFER_MAX_BYTES,
+    () => {
+      channels.leave(userId, watcher);
+      lease.signal.removeEventListener('abort', onEnd);
+    },
+    (event) => eventBytes.get(event) ?? 0,
+  );
+  const watcher: Watcher = { filter, lease, queue };
+  const onEnd = () => {
+    const reason = lease.signal.reason as StreamEndReason;
+    // The response is over: let go of everything at once, whether or not the iterator was consumed.
+    if (reason === 'released' || reason === 'overflow') void queue.return();
+    else if (reason === 'revoked') queue.fail(new AppError('invalid_key', 'The key was revoked; the stream has ended.'));
+    else queue.end();
+  };
+  const user = channels.join(userId, watcher);
+  lease.signal.addEventListener('abort', onEnd, { once: true });
+  if (lease.signal.aborted) onEnd();
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([user.ready, new Promise((resolve) => (timer = setTimeout(resolve, SUBSCRIBE_WAIT_MS)))]);
+  clearTimeout(timer);
+  return queue;
 }
 
 /** One open stream as the channels see it. */
@@ -232,3 +222,5 @@ function countsFor(counts: ChangeMessage['counts'], filter: string | null): Noti
       .map((notificationType) => ({ notificationType, unreadCount: counts[notificationType][0], readCount: counts[notificationType][1] })),
   );
 }
+
+type UserChannels = ReturnType<typeof createUserChannels>;

@@ -1,11 +1,7 @@
 /**
- * The OpenAPI 3.1 document of the service (`GET /openapi.json`), generated at start-up from the
- * REST route declarations registered on the app (rest/rest-route.ts), the other documented
- * routes (discovery, health, metrics, the reference itself) and the error table
- * (common/errors.ts). Schemas are the ones json-schema.ts derives from the GraphQL schema, the
- * same discovery publishes; their `$defs` become shared `components.schemas`, and the document
- * declares their dialect once (`jsonSchemaDialect`: JSON Schema 2020-12 forbids `$schema` in a
- * schema that is not a resource root).
+ * The OpenAPI 3.1 document (`GET /openapi.json`), built at start-up from the registered routes'
+ * declarations and the error table, with the JSON Schemas discovery publishes; their `$defs` become
+ * shared components, and the dialect is declared once (2020-12 forbids `$schema` below a root).
  */
 import { ERRORS, type ErrorKind } from '../common/errors.js';
 import type { Caller } from '../auth/rate-windows.js';
@@ -37,7 +33,8 @@ const CREDENTIALS: Record<string, { scheme: string; description: string }> = {
   },
 };
 const schemeOf = (credential: string) =>
-  CREDENTIALS[credential]?.scheme ?? credential.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase());
+  CREDENTIALS[credential]?.scheme ??
+  credential.replace(/[^A-Za-z0-9]+(.)?/g, (_separator, next: string | undefined) => (next ?? '').toUpperCase());
 
 /** What each error means, for the responses' descriptions; a row without one is named by its code. */
 const MEANINGS: Partial<Record<ErrorKind, string>> = {
@@ -129,9 +126,9 @@ function rewriteRefs(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(rewriteRefs);
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [
-      k,
-      k === '$ref' && typeof v === 'string' ? v.replace(/^#\/\$defs\//, '#/components/schemas/') : rewriteRefs(v),
+    Object.entries(value).map(([key, child]) => [
+      key,
+      key === '$ref' && typeof child === 'string' ? child.replace(/^#\/\$defs\//, '#/components/schemas/') : rewriteRefs(child),
     ]),
   );
 }
@@ -177,53 +174,18 @@ function restOperation(route: RestRoute<Caller>, components: Components): OpenAp
   for (const [name, schema] of Object.entries(reference.components ?? {})) components.add(name, schema);
   // GET declarations take query parameters and no body.
   const hasBody = route.method !== 'GET';
-  const errors = [
-    ...HOST_ERRORS,
-    ...REST_ERRORS.filter((kind) => hasBody || kind !== 'unsupported_media_type'),
-    ...(route.admit ? (['concurrency_limit'] as const) : []),
-    ...(route.idempotencyHeader ? (['idempotency_key_in_use', 'idempotency_key_reused'] as const) : []),
-    ...(reference.errors ?? []),
-  ];
-  // What the declaration itself states (query schema, idempotency header, response headers) is documented from it.
-  const querySchema = route.query ?? reference.query;
-  const query = querySchema ? components.embed(querySchema) : undefined;
-  const requestHeaders = {
-    ...(route.idempotencyHeader && {
-      [route.idempotencyHeader]: { ...IDEMPOTENCY_KEY_HEADER, required: false },
-    }),
-    ...reference.requestHeaders,
+  // Embedded in this order, which is the order of the document's components.
+  const parameters = restParameters(route, components);
+  const content = successContent(route, components);
+  const body = hasBody && {
+    required: true,
+    content: {
+      'application/json': {
+        schema: reference.body ? components.embed(reference.body) : { type: 'object' },
+        ...(reference.examples && { examples: reference.examples }),
+      },
+    },
   };
-  const responseHeaders = {
-    ...Object.fromEntries(
-      Object.entries(route.responseHeaders ?? {}).map(([name, h]) => [name, { description: h.description, schema: h.schema }]),
-    ),
-    ...reference.responseHeaders,
-  };
-  const queryProperties = (query?.properties ?? {}) as Record<string, JsonSchema>;
-  const required = new Set((query?.required ?? []) as string[]);
-  const parameters = [
-    { $ref: '#/components/parameters/XRequestId' },
-    ...Object.entries(requestHeaders).map(([name, h]) => ({
-      name,
-      in: 'header',
-      description: h.description,
-      required: h.required ?? false,
-      schema: h.schema ? components.embed(h.schema) : { type: 'string' },
-    })),
-    ...Object.entries(queryProperties).map(([name, schema]) => ({
-      name,
-      in: 'query',
-      required: required.has(name),
-      ...(typeof schema.description === 'string' && { description: schema.description }),
-      schema,
-    })),
-  ];
-  const content: OpenApiObject = reference.response ? json(components.embed(reference.response)) : json({});
-  for (const [mediaType, stream] of Object.entries(reference.streams ?? {}))
-    // A media type object has no description of its own: the stream's is its schema's.
-    content[mediaType] = {
-      schema: { ...(stream.schema ? components.embed(stream.schema) : { type: 'string' }), description: stream.description },
-    };
   const streamNotes = Object.values(reference.streams ?? {}).map((stream) => stream.description);
   return {
     operationId: operationIdOf(route.method, route.path),
@@ -232,34 +194,82 @@ function restOperation(route: RestRoute<Caller>, components: Components): OpenAp
     tags: [tagOf(route.path)],
     security: [{ [schemeOf(route.credential.name)]: [] }],
     parameters,
-    ...(hasBody && {
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: reference.body ? components.embed(reference.body) : { type: 'object' },
-            ...(reference.examples && { examples: reference.examples }),
-          },
-        },
-      },
-    }),
+    ...(body && { requestBody: body }),
     responses: {
-      '200': {
-        description: ['Success.', ...streamNotes].join(' '),
-        headers: {
-          'X-Request-Id': header('XRequestId'),
-          ...rateLimitHeaders(),
-          ...Object.fromEntries(
-            Object.entries(responseHeaders).map(([name, h]) => [
-              name,
-              { description: h.description, schema: h.schema ? components.embed(h.schema) : { type: 'string' } },
-            ]),
-          ),
-        },
-        content,
-      },
-      ...errorResponses(errors, true),
+      '200': { description: ['Success.', ...streamNotes].join(' '), headers: successHeaders(route, components), content },
+      ...errorResponses(restErrors(route, hasBody), true),
     },
+  };
+}
+
+function restErrors(route: RestRoute<Caller>, hasBody: boolean): ErrorKind[] {
+  return [
+    ...HOST_ERRORS,
+    ...REST_ERRORS.filter((kind) => hasBody || kind !== 'unsupported_media_type'),
+    ...(route.admit ? (['concurrency_limit'] as const) : []),
+    ...(route.idempotencyHeader ? (['idempotency_key_in_use', 'idempotency_key_reused'] as const) : []),
+    ...(route.reference?.errors ?? []),
+  ];
+}
+
+/** The request id, the route's request headers and its query's properties. */
+function restParameters(route: RestRoute<Caller>, components: Components): OpenApiObject[] {
+  const reference = route.reference ?? {};
+  const querySchema = route.query ?? reference.query;
+  const query = querySchema ? components.embed(querySchema) : undefined;
+  const requestHeaders = {
+    ...(route.idempotencyHeader && { [route.idempotencyHeader]: { ...IDEMPOTENCY_KEY_HEADER, required: false } }),
+    ...reference.requestHeaders,
+  };
+  const required = new Set((query?.required ?? []) as string[]);
+  return [
+    { $ref: '#/components/parameters/XRequestId' },
+    ...Object.entries(requestHeaders).map(([name, h]) => ({
+      name,
+      in: 'header',
+      description: h.description,
+      required: h.required ?? false,
+      schema: h.schema ? components.embed(h.schema) : { type: 'string' },
+    })),
+    ...Object.entries((query?.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
+      name,
+      in: 'query',
+      required: required.has(name),
+      ...(typeof schema.description === 'string' && { description: schema.description }),
+      schema,
+    })),
+  ];
+}
+
+/** The 200 response's content: JSON, and the route's streams by media type. */
+function successContent(route: RestRoute<Caller>, components: Components): OpenApiObject {
+  const reference = route.reference ?? {};
+  const content: OpenApiObject = reference.response ? json(components.embed(reference.response)) : json({});
+  for (const [mediaType, stream] of Object.entries(reference.streams ?? {}))
+    // A media type object has no description of its own: the stream's is its schema's.
+    content[mediaType] = {
+      schema: { ...(stream.schema ? components.embed(stream.schema) : { type: 'string' }), description: stream.description },
+    };
+  return content;
+}
+
+/** The 200 response's headers: the request id, the window's, and those the route declares. */
+function successHeaders(route: RestRoute<Caller>, components: Components): OpenApiObject {
+  const declared = {
+    ...Object.fromEntries(
+      Object.entries(route.responseHeaders ?? {}).map(([name, h]) => [name, { description: h.description, schema: h.schema }]),
+    ),
+    ...route.reference?.responseHeaders,
+  };
+  return {
+    'X-Request-Id': header('XRequestId'),
+    ...rateLimitHeaders(),
+    ...Object.fromEntries(
+      Object.entries(declared).map(([name, h]) => [
+        name,
+        { description: h.description, schema: h.schema ? components.embed(h.schema) : { type: 'string' } },
+      ]),
+    ),
   };
 }
 

@@ -12,11 +12,7 @@ import { buildOpenApiDocument, type OpenApiSources } from './openapi.js';
  * service. Its package does not export the file, so it is found beside the package's entry point.
  */
 const SCALAR_BUNDLE = join(dirname(createRequire(import.meta.url).resolve('@scalar/api-reference')), 'browser', 'standalone.js');
-/**
- * The bundle embeds `@font-face` rules that fetch its fonts from Scalar's host whatever the
- * configuration says (`withDefaultFonts: false` does not stop them): they are cut, so the page
- * uses the system's fonts and loads nothing from another host.
- */
+/** The bundle's `@font-face` rules fetch fonts from Scalar's host whatever the options say: they are cut. */
 const FOREIGN_FONT_FACE = /@font-face \{[^}]*?https?:\/\/[^}]*?\}/g;
 let scalarBundle: Promise<string> | undefined;
 const loadScalarBundle = () => (scalarBundle ??= readFile(SCALAR_BUNDLE, 'utf8').then((text) => text.replace(FOREIGN_FONT_FACE, '')));
@@ -43,10 +39,8 @@ const DOCS_PAGE = `<!doctype html>
 `;
 
 /**
- * Fonts, telemetry and Scalar's hosted services (its AI agent, MCP, its web API client) off, and
- * its "Powered by Scalar" link hidden: everything on the page works from this service alone. The
- * element is not `#api-reference`: the bundle mounts a second, unconfigured reference on an element
- * with that id by itself.
+ * Fonts, telemetry and Scalar's hosted services off: the page works from this service alone. Not
+ * `#api-reference`: the bundle mounts a second, unconfigured reference on that id by itself.
  */
 const DOCS_INIT = `Scalar.createApiReference('#reference', ${JSON.stringify({
   url: '/openapi.json',
@@ -88,10 +82,8 @@ const PLAIN_HOST =
   /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]{2,45}\])(?::\d{1,5})?$/i;
 
 /**
- * The document's `servers`: the configured public URL, else the origin the caller reached (its Host,
- * or X-Forwarded-Host / -Proto behind a trusted proxy), so the page's code samples name the host. A
- * Host that is not a plain host name (spoofed or garbled) only changes the caller's own copy, and
- * then to a relative server rather than to whatever it sent.
+ * The document's `servers`: the public URL, else the origin the caller reached, so code samples name
+ * the host. A Host that is not a plain host name gets a relative server, never what it sent.
  */
 function serverOf(request: FastifyRequest, publicUrl: string | undefined) {
   if (publicUrl) return { url: publicUrl, description: 'This service.' };
@@ -102,9 +94,8 @@ function serverOf(request: FastifyRequest, publicUrl: string | undefined) {
 }
 
 /**
- * `GET /openapi.json` and `GET /docs` (with its two scripts), public like discovery. The document
- * is built once, when the app is ready, from every route registered by then (Fastify answers no
- * request before its ready hooks have run); only its `servers` is written per request.
+ * `GET /openapi.json` and `GET /docs` (with its two scripts), public. The document is built once,
+ * when the app is ready, from every route registered by then; only `servers` is written per request.
  */
 export function registerReferenceRoutes(app: FastifyInstance, sources: () => OpenApiSources, publicUrl: string | undefined) {
   let withServers: ((servers: object[]) => string) | undefined;

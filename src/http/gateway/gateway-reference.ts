@@ -29,40 +29,12 @@ function exampleOf(schema: JsonSchema): unknown {
 const oneOrAnyOf = (schemas: JsonSchema[]): JsonSchema => (schemas.length === 1 ? schemas[0] : { anyOf: schemas });
 
 /**
- * `POST /api/v1/call` in the API reference: one request and one response schema per operationId,
- * from the same schemas discovery publishes. The body is one of the operations' call schemas,
- * told apart by `operationId` (an OpenAPI discriminator).
+ * `POST /api/v1/call` in the API reference: a request and a response schema per operationId, the
+ * ones discovery publishes; the body is one of the call schemas, told apart by `operationId`.
  */
 export function gatewayReference(registry: OperationRegistry): RouteReference {
   const operations = [...registry.values()];
-  const components: Record<string, JsonSchema> = {};
-  for (const op of operations) {
-    const name = names(op.operationId);
-    const variables = op.prepared.variables.schema;
-    const hasRequired = Array.isArray(variables.required) && variables.required.length > 0;
-    components[name.variables] = variables;
-    components[name.result] = op.result;
-    components[name.call] = {
-      type: 'object',
-      title: op.operationId,
-      description: `${op.description} Scope: ${op.scope}.`,
-      additionalProperties: false,
-      required: hasRequired ? ['operationId', 'variables'] : ['operationId'],
-      properties: {
-        operationId: { const: op.operationId },
-        variables: { ...component(name.variables), description: hasRequired ? 'Required.' : 'May be omitted: omitted is `{}`.' },
-      },
-    };
-    components[name.response] = {
-      type: 'object',
-      title: op.operationId,
-      additionalProperties: false,
-      required: ['data'],
-      properties: { data: component(name.result) },
-    };
-  }
   const rows = operations.map((op) => `| \`${op.operationId}\` | ${op.scope} | ${op.prepared.type} | ${op.description} |`);
-  const streams = operations.filter(isStream);
   return {
     description: [
       "Each `operationId` runs one persisted GraphQL operation; `data` is its root field. A key needs the operation's scope.",
@@ -72,7 +44,7 @@ export function gatewayReference(registry: OperationRegistry): RouteReference {
       '|---|---|---|---|',
       ...rows,
     ].join('\n'),
-    components,
+    components: Object.assign({}, ...operations.map(operationComponents)) as Record<string, JsonSchema>,
     body: {
       oneOf: operations.map((op) => component(names(op.operationId).call)),
       discriminator: {
@@ -84,17 +56,8 @@ export function gatewayReference(registry: OperationRegistry): RouteReference {
       description: '`{"data": <the operation\'s result>}`: one of these, by operationId.',
       anyOf: operations.filter((op) => !isStream(op)).map((op) => component(names(op.operationId).response)),
     },
-    ...(streams.length && {
-      streams: {
-        'text/event-stream': {
-          description: `With \`Accept: text/event-stream\`, for ${streams.map((op) => `\`${op.operationId}\``).join(', ')}: Server-Sent Events (GraphQL over SSE); each \`next\` event's data is \`{"data": <event>}\`, as ${streams.map((op) => `\`${names(op.operationId).response}\``).join(', ')} describes it.`,
-          // An SSE body is text; contentSchema names the JSON its events carry, so tools can find it.
-          schema: { type: 'string', contentSchema: oneOrAnyOf(streams.map((op) => component(names(op.operationId).response))) },
-        },
-      },
-    }),
-    // concurrency_limit: a stream past the stream limits (per key, user, organization, instance), or
-    // a user's marks past the ones waiting on the instance (notifications/feed-writes.ts).
+    ...streamsReference(operations.filter(isStream)),
+    // concurrency_limit: a stream past the stream limits, or a user's marks past those waiting on the instance.
     errors: ['unknown_operation', 'insufficient_scope', 'concurrency_limit'],
     examples: Object.fromEntries(
       operations.map((op) => [
@@ -102,5 +65,49 @@ export function gatewayReference(registry: OperationRegistry): RouteReference {
         { summary: op.operationId, value: { operationId: op.operationId, variables: exampleOf(op.prepared.variables.schema) } },
       ]),
     ),
+  };
+}
+
+/** An operation's call, variables, result and response schemas. */
+function operationComponents(op: GatewayOperation): Record<string, JsonSchema> {
+  const name = names(op.operationId);
+  const variables = op.prepared.variables.schema;
+  const hasRequired = Array.isArray(variables.required) && variables.required.length > 0;
+  return {
+    [name.variables]: variables,
+    [name.result]: op.result,
+    [name.call]: {
+      type: 'object',
+      title: op.operationId,
+      description: `${op.description} Scope: ${op.scope}.`,
+      additionalProperties: false,
+      required: hasRequired ? ['operationId', 'variables'] : ['operationId'],
+      properties: {
+        operationId: { const: op.operationId },
+        variables: { ...component(name.variables), description: hasRequired ? 'Required.' : 'May be omitted: omitted is `{}`.' },
+      },
+    },
+    [name.response]: {
+      type: 'object',
+      title: op.operationId,
+      additionalProperties: false,
+      required: ['data'],
+      properties: { data: component(name.result) },
+    },
+  };
+}
+
+/** The subscriptions' Server-Sent Events, when there are any. */
+function streamsReference(streams: GatewayOperation[]): Pick<RouteReference, 'streams'> {
+  if (!streams.length) return {};
+  const listed = (name: (op: GatewayOperation) => string) => streams.map((op) => `\`${name(op)}\``).join(', ');
+  return {
+    streams: {
+      'text/event-stream': {
+        description: `With \`Accept: text/event-stream\`, for ${listed((op) => op.operationId)}: Server-Sent Events (GraphQL over SSE); each \`next\` event's data is \`{"data": <event>}\`, as ${listed((op) => names(op.operationId).response)} describes it.`,
+        // An SSE body is text; contentSchema names the JSON its events carry, so tools can find it.
+        schema: { type: 'string', contentSchema: oneOrAnyOf(streams.map((op) => component(names(op.operationId).response))) },
+      },
+    },
   };
 }

@@ -6,16 +6,9 @@ import { LRUCache } from 'lru-cache';
 import { fieldsOf, fragmentsOf } from './selections.js';
 
 /**
- * Compiled execution (graphql-jit) for the documents `/graphql` callers repeat, within bounds a
- * caller cannot push: a compiled document costs memory in proportion to the fields it selects
- * (fragments expanded, aliases counted): 2 to 4 KiB of heap per field, and about as much again in
- * V8's code space once it runs (400 compiled 210-field documents, 29 of them cached at a time,
- * grew RSS by 89 MiB), so
- *   - a document is compiled on its second request, not its first: internal tools repeat a few
- *     documents, while a stream of distinct documents never compiles anything;
- *   - only documents of at most MAX_COMPILED_FIELDS fields are compiled (the work of one compile
- *     is bounded); larger ones, introspection and subscriptions run on graphql-js's executor;
- *   - compiled documents are kept in an LRU bounded in entries and in estimated bytes.
+ * Compiled execution (graphql-jit) for the documents `/graphql` callers repeat. A compiled
+ * document costs memory per field it selects (docs/scaling.md), so it is compiled on its second
+ * request only, only up to MAX_COMPILED_FIELDS fields, and kept in an LRU bounded in bytes.
  */
 export const MAX_COMPILED_FIELDS = 150;
 export const COMPILED_CACHE_MAX_ENTRIES = 200;
@@ -52,17 +45,11 @@ export function expandedFieldCount(document: DocumentNode, operationName: string
 export interface CompiledDocuments {
   /** The Yoga plugin: runs repeated documents compiled, compiling them on their second request. */
   plugin: Plugin;
-  /**
-   * The compiled form of a document text (and operation name) that has already passed Yoga's
-   * parse, token limit and validation (compilation happens only in `onExecute`), or undefined.
-   * Never compiles anything itself.
-   */
+  /** The compiled form of a document that already passed Yoga's validation (compiled only in `onExecute`). */
   lookup(text: string, operationName: string | null | undefined): Compiled | undefined;
 }
 
-// Keyed by a hash: a document's text may be megabytes of string literals. The operation name is
-// length-prefixed, so no name and text can pass for another pair, and no name ('' included, which
-// selects no operation) passes for an absent one.
+// A hash: a text may be megabytes. The name is length-prefixed so no (name, text) pair passes for another.
 const keyOf = (text: string, operationName: string | null | undefined) =>
   createHash('sha256')
     .update(`${operationName == null ? '-' : `${operationName.length}:${operationName}`}\n${text}`)

@@ -12,11 +12,8 @@ import { BATCHING_ENABLED } from './limits.js';
  */
 
 /**
- * Expected errors keep their `extensions.code`; GraphQL's own request errors (syntax,
- * validation, variable coercion) become BAD_USER_INPUT; anything else is logged and masked.
- *
- * An error that needs no change is returned as is: Yoga logs every error its mask replaces at
- * error level, with its stack, which would log each caller mistake as if it were ours.
+ * Expected errors keep their code; GraphQL's request errors become BAD_USER_INPUT; anything else
+ * is logged and masked. Unchanged errors are returned as is: Yoga logs every one it replaces.
  */
 export function maskError(error: unknown, requestLog: Pick<Logger, 'error'>): GraphQLError {
   // Yoga parses the `variables` and `extensions` of GET (and form-encoded) requests with JSON.parse,
@@ -111,9 +108,8 @@ export function refusalOf(kind: ErrorKind, message: string): GraphqlRefusal {
 }
 
 /**
- * A POST body (already parsed as JSON by the HTTP host) that is not one GraphQL request object.
- * Arrays are batches, which are off (`BATCHING_ENABLED`); scalars and `{}` would otherwise reach
- * Yoga as an empty body and come back as a misleading "invalid JSON".
+ * A POST body that is not one GraphQL request object: arrays are batches (off); scalars and `{}`
+ * would reach Yoga as an empty body and come back as a misleading "invalid JSON".
  */
 export function refuseBody(method: string, body: unknown): GraphqlRefusal | null {
   if (method !== 'POST') return null;

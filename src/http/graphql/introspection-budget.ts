@@ -18,17 +18,9 @@ import type { Plugin } from 'graphql-yoga';
 import { fieldsOf, fragmentsOf, type FragmentLookup } from './selections.js';
 
 /**
- * Values (fields and list items) one operation's introspection may return. The depth and cost
- * limits cannot see the size of an introspection result: the fields are few, but the lists they
- * walk (every type, its fields, their arguments) multiply, and fragments repeat whole subtrees.
- * Five aliased `__schema { types { … } }` with nested fragments, about 900 bytes of document,
- * once produced a result large enough to exhaust the heap.
- *
- * So an operation's introspection is counted before it runs, by walking its selections over the
- * schema's own introspection data (in memory, so the walk is cheap) and stopping at the budget.
- * GraphiQL's full introspection query returns about 3,200 values from this schema (see the
- * hardening tests); 10,000 leaves it room as the schema grows, and refuses the attack shapes,
- * which need many times more.
+ * Values (fields and list items) one operation's introspection may return, counted before it runs
+ * over the schema's own data: depth and cost limits cannot see how introspection lists multiply
+ * (docs/scaling.md).
  */
 export const MAX_INTROSPECTION_VALUES = 10_000;
 

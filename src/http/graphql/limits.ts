@@ -9,60 +9,26 @@ import { containsNul, NUL_MESSAGE } from '../../common/nul.js';
 import { fieldsOf } from './selections.js';
 
 /**
- * Limits on what one `/graphql` request may ask for. Each refusal is a `BAD_USER_INPUT` error with
- * a message naming the limit, before anything runs.
- *
- * Measured on the documents this service must keep serving (graphql-armor's own counting):
- *
- * | document                                   | depth | aliases | cost  | tokens |
- * |--------------------------------------------|-------|---------|-------|--------|
- * | gateway `listNotifications` (largest)      | 3     | 0       | 43.25 | 72     |
- * | REST skip trace mutation                   | 4     | 0       | 30.5  | 35     |
- * | GraphiQL's introspection query (`__schema`) | 0 *   | 0       | 0 *   | 184    |
- * | a `__type` walk, 4 `ofType` levels deep    | 7     | 0       | 177   | 53     |
- *
- * (*) depth and cost skip the `__schema` field (`ignoreIntrospection`): introspection is for
- * authenticated callers only (the route answers 401 first) and the schema is fixed.
- *
- * The REST routes (`/api/v1/call`, `/api/v1/skiptrace`) execute their fixed, pre-validated
- * documents through `executeOperation`, which skips parse and validate: none of these limits
- * applies to them, and none needs to.
+ * Limits on what one `/graphql` document may ask for, each refused as `BAD_USER_INPUT` naming the
+ * limit before anything runs (the documents they were sized on: docs/scaling.md). The REST routes
+ * run fixed, pre-validated documents and skip them.
  */
 
-/**
- * Deepest selection nesting. The schema has no cycles: its deepest path is 4
- * (`skipTrace { persons { phones { number } } }`), so 8 never limits a real query; it bounds
- * `__type { ofType { ofType … } }` walks and fragment nesting.
- */
+/** Deepest nesting: twice the schema's deepest path (4); it bounds `__type { ofType … }` walks. */
 export const MAX_DEPTH = 8;
 
-/**
- * Aliased fields per operation. An alias is the only way to run the same root resolver (one or
- * more SQL queries) several times in one request; 15 caps that fan-out. `__typename` is free.
- */
+/** Aliased fields per operation: aliases are how one request runs a resolver (and its SQL) many times. */
 export const MAX_ALIASES = 15;
 
-/**
- * graphql-armor's cost (objects 2, scalars 1, ×1.5 per level). 1000 is about 23 times the most
- * expensive persisted document (listNotifications, 43.25), so 15 aliased full feed pages (~650)
- * still pass, while repeated selections (`total total total …`) and wide `__type` walks do not.
- */
+/** graphql-armor's cost: 15 aliased full feed pages pass; repeated selections and wide `__type` walks do not. */
 export const MAX_COST = 1000;
 
-/**
- * Lexical tokens per document, checked while parsing so an oversized document costs no more than
- * this to refuse. The 4 MiB body limit alone would allow ~1M tokens; 2000 is ~10 times GraphiQL's
- * introspection query and ~28 times the largest persisted document. Bulk inputs
- * (`publishNotifications`, `importPropertyRecords`, up to 1000 items) belong in `variables`,
- * which are JSON, not tokens.
- */
+/** Tokens per document, counted while parsing so a huge document is cheap to refuse; bulk inputs go in `variables`. */
 export const MAX_TOKENS = 2000;
 
 /**
- * Batching (a JSON array of operations in one request) stays off: no internal tool needs it, it
- * would multiply every per-operation limit above by the batch size, and Yoga's batch results
- * bypass the single-result `onResultProcess` hook that maps error codes to the contract's. An
- * array body is refused with BAD_USER_INPUT (see `refuseBody`).
+ * Batching stays off: it would multiply every limit above by the batch size, and batch results
+ * bypass the hook that maps error codes to the contract's. An array body is BAD_USER_INPUT.
  */
 export const BATCHING_ENABLED = false;
 
@@ -108,10 +74,7 @@ export const costLimitRuleWithMessage = reporting(
     `The operation is too expensive${n ? ` (cost ${Math.ceil(Number(n))})` : ''}; the limit is ${MAX_COST}. Select fewer fields or split it into several requests.`,
 );
 
-/**
- * PostgreSQL text cannot hold U+0000. The REST body parser refuses it in JSON; a GraphQL string
- * literal can still carry it as the escape `\u0000`, which would otherwise fail the query as INTERNAL.
- */
+/** PostgreSQL text cannot hold U+0000: a string literal's `\u0000` is refused here rather than failing as INTERNAL. */
 export function noNulInStringsRule(context: ValidationContext): ASTVisitor {
   return {
     StringValue(node) {
@@ -122,10 +85,8 @@ export function noNulInStringsRule(context: ValidationContext): ASTVisitor {
 }
 
 /**
- * A trace is charged when it completes, so it must be the only thing its response can lose: a
- * mutation that selects `skipTrace` more than once, or beside another field, would let a later
- * field's failure null out (non-null propagation) traces already charged. Such a document is
- * refused before anything runs. `__typename` cannot fail and is allowed beside it.
+ * A charged trace must be the only thing its response can lose: beside another field (other than
+ * `__typename`), that field's failure could null out (non-null propagation) a trace already charged.
  */
 export const SKIP_TRACE_ALONE_MESSAGE = 'skipTrace must be the only field of its mutation: send one trace per request.';
 export function skipTraceAloneRule(context: ValidationContext): ASTVisitor {

@@ -9,16 +9,12 @@ import { persistedDocuments } from '../gateway/persisted-documents.js';
 import { BATCHING_ENABLED, useGraphqlLimits } from './limits.js';
 import { useIntrospectionBudget } from './introspection-budget.js';
 import type { CompiledDocuments } from './compiled-execution.js';
-import { useEventStreams } from '../streams/graphql-stream.js';
+import { useGraphqlStreams } from '../streams/graphql-stream.js';
 import { withSchemaOnKey } from './graphiql-schema-on-key.js';
 
 export type Yoga = YogaServerInstance<RequestContext, Context>;
 
-/**
- * Parsed documents kept for reuse, bounded in entries and in bytes: a caller can send any number
- * of distinct documents, and a parsed document weighs about 60 to 110 bytes per character of its
- * text (measured on graphql 16 with locations), so entries alone would not bound it.
- */
+/** Parsed documents kept for reuse, bounded in bytes too: a parsed document weighs up to ~110 bytes per character. */
 export const DOCUMENT_CACHE_MAX_ENTRIES = 1000;
 export const DOCUMENT_CACHE_MAX_BYTES = 16 * 1024 * 1024;
 const PARSED_BYTES_PER_CHAR = 128;
@@ -41,10 +37,8 @@ function boundedParseCaches() {
 }
 
 /**
- * GraphiQL, outside production, with every asset in the page itself (@graphql-yoga/render-graphiql
- * inlines its script, styles, editor workers and favicon): nothing is loaded from another host, so
- * it works offline and a key typed into it goes nowhere else. The page is the same for everyone,
- * so it is rendered once (it weighs a few MB), at its first request.
+ * GraphiQL outside production, every asset inlined in the page: nothing loads from another host,
+ * so a key typed into it goes nowhere else. Rendered once, at its first request.
  */
 export const GRAPHIQL_KEY_NOTE = 'Put your key in the Headers tab below';
 const GRAPHIQL_OPTIONS = {
@@ -66,8 +60,7 @@ query Feed {
   defaultEditorToolsVisibility: 'headers' as const,
   shouldPersistHeaders: false,
 };
-// The page's module (several MB) is loaded at the first request for the page, not at start-up:
-// it is never served in production, and most starts never serve it.
+// The page's module weighs several MB: loaded at the page's first request, never at start-up.
 let graphiqlPage: Promise<string> | undefined;
 const renderLocalGraphiQL = (options: GraphiQLOptions) =>
   (graphiqlPage ??= import('@graphql-yoga/render-graphiql')
@@ -95,14 +88,10 @@ export function createYogaServer(schema: GraphQLSchema, services: Services, comp
     cors: false,
     plugins: [
       useContractErrorCodes(),
-      // Subscriptions as Server-Sent Events, and their refusals as HTTP errors.
-      useEventStreams(services.log),
-      // Repeated documents run compiled, within bounds (compiled-execution.ts); the rest, and
-      // introspection, on graphql-js's executor.
+      useGraphqlStreams(services.log),
+      // Repeated documents run compiled (compiled-execution.ts); the rest on graphql-js.
       compiled.plugin,
-      // Depth, alias, cost and token limits, one skipTrace per document, and U+0000 in strings:
-      // see limits.ts. They run at parse and validate time, so the REST routes' pre-validated
-      // documents never meet them.
+      // At parse and validate time: the REST routes' pre-validated documents never meet them.
       ...useGraphqlLimits(),
       // A 400 whatever the Accept header: the request is refused, not a result with errors.
       useIntrospectionBudget((message) => new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } })),

@@ -1,8 +1,6 @@
 /**
- * Server-Sent Events as GraphQL over SSE ("distinct connections mode", as graphql-yoga speaks it):
- * a comment first (so proxies and clients see the headers at once), `event: next` per result,
- * `event: complete` at the end, and a keep-alive comment every KEEP_ALIVE_MS. Both `/graphql` and
- * the gateway write their streams with this.
+ * Streams, the writer: a source as Server-Sent Events in GraphQL over SSE's distinct connections
+ * mode (`next` per value, then `complete`), for `/graphql` and the REST routes alike.
  */
 const KEEP_ALIVE_MS = 15_000;
 
@@ -22,11 +20,7 @@ export interface EventStreamFormat<T> {
   next(value: T): unknown;
   /** The last `next` event's data when the source fails (it then completes). */
   error(error: unknown): unknown;
-  /**
-   * Encoded `next` events by value, for values shared between streams (the same object for the
-   * same data, e.g. shared-subscribe.ts's results): each is encoded once, and its bytes shared.
-   * One per way of formatting (per route).
-   */
+  /** Encoded `next` events of values shared between streams (shared-subscribe.ts), one map per route. */
   encoded?: WeakMap<object, Uint8Array>;
 }
 
@@ -43,11 +37,9 @@ function encodeNext<T>(format: EventStreamFormat<T>, value: T): Uint8Array {
 }
 
 /**
- * The source as an SSE body. It is pulled only as fast as the client reads (the host writes the
- * next chunk when the socket drains), so a slow client holds at most what its source buffers; a
- * client that goes away cancels the body, which returns the source (releasing what it holds).
- * A client that stops reading is disconnected by the stream registry (infra/stream-registry.ts), which
- * watches the connection itself: the host waiting for the socket to drain would never notice.
+ * The source as an SSE body, pulled only as fast as the client reads (a slow client holds at most
+ * what its source buffers); a client leaving returns the source. One that stops reading is
+ * disconnected by the stream registry (infra/stream-registry.ts), not noticed here.
  */
 export function eventStream<T>(
   source: AsyncIterator<T>,
@@ -58,6 +50,7 @@ export function eventStream<T>(
   let cancelled = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
+      // A comment first, so proxies and clients see the headers at once.
       controller.enqueue(COMMENT);
       keepAlive = setInterval(() => {
         if (controller.desiredSize === null) return clearInterval(keepAlive);

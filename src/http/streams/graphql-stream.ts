@@ -13,13 +13,10 @@ const errorJson = (error: GraphQLError) => ({
 });
 
 /**
- * Subscriptions on `/graphql` as Server-Sent Events (`Accept: text/event-stream`), written by the
- * same writer as the gateway's streams (http/streams/event-stream.ts: its keep-alive, its end).
- * A subscription refused as it opens (scope, the stream limits) is an HTTP error in GraphQL's
- * shape with the status and headers of its error row (`429` and `Retry-After` for
- * `concurrency_limit`), not a 200 stream that carries the error.
+ * Streams on `/graphql`: subscriptions through the writer (event-stream.ts). A refusal as one
+ * opens is an HTTP error with its row's status and headers, not a 200 stream carrying the error.
  */
-export function useEventStreams(log: Logger): Plugin {
+export function useGraphqlStreams(log: Logger): Plugin {
   const subscriptions = new WeakSet<Request>();
   // The events of a subscription that several streams read alike, encoded once for them all.
   const encoded = new WeakMap<object, Uint8Array>();

@@ -6,7 +6,12 @@ import { maskError } from '../graphql/graphql-errors.js';
 import type { OperationSubscriber } from '../rest/operation-executor.js';
 import type { RestOperation } from '../rest/rest-route.js';
 
-/** How a route answers a subscription: Server-Sent Events, each `next` event's data made from the root field's value. */
+/**
+ * Streams on the REST routes: a subscription through the writer (event-stream.ts). A refusal as
+ * it opens is an ordinary REST error; an error once it runs is a last `next` event in REST's shape.
+ */
+
+/** How a route answers a subscription: each `next` event's data made from the root field's value. */
 export interface RestStream {
   event: (value: unknown) => unknown;
 }
@@ -23,11 +28,7 @@ export function requireEventStream(request: FastifyRequest, operationName: strin
 /** Each route's encoded events, shared by its streams (see EventStreamFormat's `encoded`). */
 const encodedByRoute = new WeakMap<RestStream, WeakMap<object, Uint8Array>>();
 
-/**
- * Opens the subscription and answers with its events. A refusal as it opens (the stream limits:
- * `429 concurrency_limit`) is thrown, so it is an ordinary REST error; once the stream runs, an
- * error ends it with a last `next` event in the REST error shape, then `complete`.
- */
+/** Opens the subscription and answers with its events; a refusal as it opens is thrown. */
 export async function sendStream(
   reply: FastifyReply,
   subscribe: OperationSubscriber,

@@ -4,11 +4,9 @@ import type { Principal } from '../../schema/principal.js';
 type SubscribeResult = AsyncIterableIterator<ExecutionResult> | ExecutionResult;
 
 /**
- * GraphQL's subscribe, except that a source event (the same object handed to several streams,
- * e.g. one user's notification event) is executed once per distinct way of reading it: the same
- * document, operation, variables and the caller's user and scopes. Those streams then receive the
- * same result object, which their writer encodes once (http/streams/event-stream.ts). A result
- * with errors is never shared (its errors are each stream's own).
+ * Streams' execution: GraphQL's subscribe, except that a source event shared by several streams is
+ * executed once per way of reading it (document, variables, user, scopes), and the writer encodes
+ * that one result once. A result with errors is never shared.
  */
 export function createSharedSubscribe() {
   const results = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
@@ -67,5 +65,5 @@ export function createSharedSubscribe() {
   };
 }
 
-/** One process-wide instance: both `/graphql` and the gateway open their streams through it. */
+/** One per process: `/graphql` and the REST routes share it. */
 export const sharedSubscribe = createSharedSubscribe();

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { Config } from '../config.js';
 import { entities } from './entities.js';
 import { startEmbeddedEngine, type EmbeddedEngine } from './embedded-engine.js';
-import { createSql, type Sql } from './sql.js';
+import { createSql, sql, type Db } from './sql.js';
 import { migrationsList } from '../../../migrations/index.js';
 
 export type Orm = MikroORM;
@@ -12,8 +12,8 @@ export type Em = EntityManager;
 
 export interface Database {
   orm: Orm;
-  /** Raw SQL for the hot paths (see sql.ts). */
-  sql: Sql;
+  /** Statements outside the ORM (see sql.ts). */
+  sql: Db;
   kind: Config['database']['kind'];
   /** True for an embedded database created by this start (its data dir was empty). */
   freshEmbedded: boolean;
@@ -43,35 +43,33 @@ async function withMigrationLock<T>(url: string, migrate: () => Promise<T>): Pro
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    await client.query(sql`select pg_advisory_lock(${MIGRATION_LOCK_ID})`);
     return await migrate();
   } finally {
-    await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+    await client.query(sql`select pg_advisory_unlock(${MIGRATION_LOCK_ID})`).catch(() => undefined);
     await client.end();
   }
 }
 
 /** The migrations this database has run, by name (none when it was never migrated): one query on the migrator's table. */
-async function executedMigrations(orm: MikroORM): Promise<Set<string>> {
-  const connection = orm.em.getConnection();
-  const [table] = await connection.execute<{ present: boolean }[]>(`select to_regclass('mikro_orm_migrations') is not null as present`);
+async function executedMigrations(db: Db): Promise<Set<string>> {
+  const [table] = await db.rows<{ present: boolean }>(sql`select to_regclass('mikro_orm_migrations') is not null as present`);
   if (!table?.present) return new Set();
-  const rows = await connection.execute<{ name: string }[]>('select name from mikro_orm_migrations');
+  const rows = await db.rows<{ name: string }>(sql`select name from mikro_orm_migrations`);
   return new Set(rows.map((row) => row.name.replace(/\.[jt]s$/u, '')));
 }
 
 /**
- * Runs the bundled migrations this database has not run yet (up to `upTo`), and says how many it
- * had run before and how many ran now. A database that lists every bundled migration (every start
- * but the first after an upgrade) costs one query: the migrator and its dependencies (umzug) are
- * loaded only when there is something to run, which is most of a reopened start's own work.
+ * Runs the bundled migrations not run yet (up to `upTo`). The migrator (and umzug) is loaded only
+ * when there is one to run: loading it was most of a reopened start's own work.
  */
 async function migrate(
   orm: MikroORM,
+  db: Db,
   upTo: { to: string } | undefined,
   serialize: <T>(run: () => Promise<T>) => Promise<T>,
 ): Promise<{ before: number; applied: number }> {
-  const executed = await executedMigrations(orm);
+  const executed = await executedMigrations(db);
   if (!upTo && migrationsList.every((migration) => executed.has(migration.name))) return { before: executed.size, applied: 0 };
   const { Migrator } = await import('@mikro-orm/migrations');
   Migrator.register(orm);
@@ -88,10 +86,9 @@ function createOrm<T extends MikroORM>(ORM: new (options: never) => T, options: 
 }
 
 /**
- * Opens the configured database (PostgreSQL or embedded PGlite) and runs pending migrations.
- * Each kind's driver is loaded only when used. `engine` is an embedded engine already being
- * started (see startEmbeddedEngine); without it one is started here. `migrateTo` stops after that
- * migration, so a test of the next one can start from the schema and rows it meets.
+ * Opens the configured database (PostgreSQL or embedded PGlite, each driver loaded only when used)
+ * and runs pending migrations. `engine`: an embedded engine already starting. `migrateTo`: stop
+ * after that migration (for tests of the next one).
  */
 export async function openDatabase(
   config: Config['database'],
@@ -103,15 +100,17 @@ export async function openDatabase(
   if (config.kind === 'postgres') {
     const { MikroORM: PostgresORM } = await import('@mikro-orm/postgresql');
     const orm = createOrm(PostgresORM, { ...shared(log), clientUrl: config.url, pool: { min: 0, max: config.poolMax } });
+    let db: Db;
     try {
-      await migrate(orm, upTo, (run) => withMigrationLock(config.url, run));
+      db = await createSql(orm as unknown as Orm, 'postgres', { preparedStatements: config.preparedStatements });
+      await migrate(orm, db, upTo, (run) => withMigrationLock(config.url, run));
     } catch (error) {
       await orm.close(true).catch(() => undefined);
       throw error;
     }
     return {
       orm: orm as unknown as Orm,
-      sql: await createSql(orm as unknown as Orm, 'postgres', { preparedStatements: config.preparedStatements }),
+      sql: db,
       kind: 'postgres',
       freshEmbedded: false,
       pool: (await orm.em.getConnection().getNativeClient()) as pg.Pool,
@@ -122,10 +121,11 @@ export async function openDatabase(
   const [{ MikroORM: PgliteORM }, embedded] = await Promise.all([import('@mikro-orm/pglite'), engine ?? startEmbeddedEngine(config)]);
   try {
     const orm = createOrm(PgliteORM, { ...shared(log), dbName: 'embedded', driverOptions: { pglite: embedded.pglite } });
-    const { before, applied } = await migrate(orm, upTo, (run) => run());
+    const db = await createSql(orm as unknown as Orm, 'embedded');
+    const { before, applied } = await migrate(orm, db, upTo, (run) => run());
     return {
       orm: orm as unknown as Orm,
-      sql: await createSql(orm as unknown as Orm, 'embedded'),
+      sql: db,
       kind: 'embedded',
       freshEmbedded: before === 0 && applied > 0,
       pool: null,
