@@ -65,9 +65,7 @@ interface Mention {
  * one indexed query joins `api_keys` to the owner's `users` row (role, organization), where
  * asking the organizations domain would add a second round trip to every request.
  */
-const EXCEPTIONS: Mention[] = [
-  { file: 'src/auth/api-keys.data.ts', table: 'users' },
-];
+const EXCEPTIONS: Mention[] = [{ file: 'src/auth/api-keys.data.ts', table: 'users' }];
 
 const TABLE_MENTION = /\b(?:from|join|into|update)\s+"?([a-z_][a-z0-9_]*)"?/gi;
 
