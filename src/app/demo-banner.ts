@@ -3,11 +3,8 @@ import type { DemoSeed, SeededDemo } from './demo-seed.js';
 import { SERVICE_INDEX } from '../reference/service-index.routes.js';
 
 /**
- * The embedded mode's start-up banner: one block, written to stderr after the start-up logs, so it
- * stands apart from the JSON log lines on stdout. The first start prints the demo keys (the one
- * place a key is ever printed: demo data in an embedded database); later starts reprint the ids
- * and the keys' hints, since the keys themselves are stored hashed and cannot be shown again.
- * Every start says where to look, and where the development platform token is.
+ * The embedded mode's start-up banner, on stderr apart from the JSON logs. The first start prints
+ * the demo keys (the one place a key is ever printed); later starts only their hints, as keys are stored hashed.
  */
 interface Where {
   /** The service's base URL, e.g. http://localhost:4000. */

@@ -1,9 +1,6 @@
 /**
- * The generic wordings of an error detail's `message`, one per rule, whoever checks it: the REST
- * routes' JSON Schema check words Ajv's keywords with these (http/rest/variables.ts), and a
- * domain's own checks use the same functions for the same rules, so a caller reads one wording
- * whichever route or tool refused the value. Domain rules with wordings of their own (a ZIP, a
- * state code) state them beside the rule; U+0000 has its own in nul.ts.
+ * The wording of an error detail's `message`, one per rule whoever checks it (Ajv's keywords on
+ * REST, a domain's own checks), so a caller reads one wording whichever route refused the value.
  */
 
 export const REQUIRED = 'is required';

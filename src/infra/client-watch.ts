@@ -1,81 +1,105 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 /**
- * Whether the caller is still there to receive the response. `signal` aborts as soon as the caller
- * is seen leaving (its end of the connection closing, or the connection closing before the
- * response was fully written): work that must not outlive its caller (an in-flight slot) listens
- * to it. `onUndelivered` runs its callback once the response is over without having been written
- * in full, or at once if that has already happened: work that must not stand without a delivered
- * response (a charge) registers its reversal there. A caller's FIN alone does not decide that: a
- * response already handed to the connection is still written out to a caller that half-closed.
+ * Whether the caller is still there to receive the response. `signal` aborts once it is seen
+ * leaving (FIN, or the connection closing first): an in-flight slot listens to it. `onUndelivered`
+ * runs once the response ended unwritten (a charge's reversal); a FIN alone does not decide that.
  */
 export interface ClientWatch {
   readonly signal: AbortSignal;
   onUndelivered(callback: () => void): void;
   /** Runs the callback once the response is over, delivered or not (at once if it already is). */
   onDone(callback: () => void): void;
-  /**
-   * How long bytes written to the response have waited in this process without the client taking
-   * any (0 while nothing waits): a long-lived response's measure of a client that stopped reading.
-   * Measured between calls, so call it periodically.
-   */
+  /** How long written bytes have waited without the client taking any (0 while none wait); call it periodically. */
   stalledMs(): number;
   /** Closes the connection at once (a client that stopped reading, or held a stream too long). */
   disconnect(): void;
 }
 
+/**
+ * Listens to the connection only from the first use of `signal`, `onUndelivered` or `onDone`: most
+ * requests (reads) never ask, and listeners and a controller per request are measurable CPU.
+ */
 export function watchClient(request: IncomingMessage, response: ServerResponse): ClientWatch {
-  const controller = new AbortController();
-  const pending: Array<() => void> = [];
-  const done: Array<() => void> = [];
-  let over = false;
-  const leaving = () => {
-    if (!controller.signal.aborted && !response.writableFinished) controller.abort();
-  };
-  // The caller's end of the connection closing (FIN) is the first sign it left: the response
-  // closes only later, once the host gives up on it (or has written it out).
-  const socket = request.socket;
-  socket.once('end', leaving);
-  const onClose = () => {
-    over = true;
-    socket.off('end', leaving);
-    for (const callback of done.splice(0)) callback();
-    // 'close' also follows a response written in full: that one was delivered.
-    if (response.writableFinished) pending.length = 0;
-    else {
-      leaving();
-      for (const callback of pending.splice(0)) callback();
+  return new WatchedClient(request.socket, response);
+}
+
+class WatchedClient implements ClientWatch {
+  #controller: AbortController | undefined;
+  #undelivered: Array<() => void> = [];
+  #done: Array<() => void> = [];
+  #over = false;
+  #onEnd: (() => void) | undefined;
+  /** The caller's FIN came before this request: it says nothing about this one (as a listener added now would not hear it). */
+  readonly #endedBefore: boolean;
+  #lastTaken = 0;
+  #progressAt = performance.now();
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly response: ServerResponse,
+  ) {
+    this.#endedBefore = socket.readableEnded;
+  }
+
+  get signal() {
+    return this.#watch().signal;
+  }
+
+  onUndelivered(callback: () => void) {
+    this.#watch();
+    if (this.#over && !this.response.writableFinished) callback();
+    else if (!this.#over) this.#undelivered.push(callback);
+  }
+
+  onDone(callback: () => void) {
+    this.#watch();
+    if (this.#over) callback();
+    else this.#done.push(callback);
+  }
+
+  stalledMs() {
+    const now = performance.now();
+    // Bytes the kernel accepted: what was written, less what still waits in the socket's buffers.
+    const taken = this.socket.bytesWritten - this.socket.writableLength;
+    if (this.response.writableLength === 0 || taken !== this.#lastTaken) {
+      this.#lastTaken = taken;
+      this.#progressAt = now;
     }
-  };
-  // A connection that closed before this watch began (the caller left while we authenticated)
-  // fires no further 'close' event.
-  if (response.closed) onClose();
-  else response.once('close', onClose);
-  // Bytes the kernel accepted: what was written, less what still waits in the socket's buffers.
-  const taken = () => socket.bytesWritten - socket.writableLength;
-  let lastTaken = 0;
-  let progressAt = performance.now();
-  return {
-    signal: controller.signal,
-    stalledMs() {
-      const now = performance.now();
-      const sent = taken();
-      if (response.writableLength === 0 || sent !== lastTaken) {
-        lastTaken = sent;
-        progressAt = now;
-      }
-      return now - progressAt;
-    },
-    disconnect() {
-      socket.destroy();
-    },
-    onUndelivered(callback) {
-      if (over && !response.writableFinished) callback();
-      else if (!over) pending.push(callback);
-    },
-    onDone(callback) {
-      if (over) callback();
-      else done.push(callback);
-    },
-  };
+    return now - this.#progressAt;
+  }
+
+  disconnect() {
+    this.socket.destroy();
+  }
+
+  /** The controller, listening from now on; what happened before is read off the socket and response. */
+  #watch(): AbortController {
+    if (this.#controller) return this.#controller;
+    this.#controller = new AbortController();
+    // The caller's end of the connection closing (FIN) is the first sign it left: the response
+    // closes only later, once the host gives up on it (or has written it out).
+    if (!this.socket.readableEnded) this.socket.once('end', (this.#onEnd = () => this.#leaving()));
+    else if (!this.#endedBefore) this.#leaving();
+    if (this.response.closed) this.#closed();
+    else this.response.once('close', () => this.#closed());
+    return this.#controller;
+  }
+
+  #leaving() {
+    if (!this.#controller!.signal.aborted && !this.response.writableFinished) this.#controller!.abort();
+  }
+
+  #closed() {
+    this.#over = true;
+    if (this.#onEnd) this.socket.off('end', this.#onEnd);
+    for (const callback of this.#done.splice(0)) callback();
+    // 'close' also follows a response written in full: that one was delivered.
+    if (this.response.writableFinished) this.#undelivered.length = 0;
+    else {
+      this.#leaving();
+      for (const callback of this.#undelivered.splice(0)) callback();
+    }
+  }
 }

@@ -3,10 +3,8 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * The development platform token of an embedded data dir: made at the first start without
- * INTERNAL_API_TOKEN (outside production), so that the quick start can be administered. It lives
- * in the data dir, readable by its owner only, and is read again by later starts and by the admin
- * CLI. `memory://` keeps it in memory only.
+ * An embedded data dir's development platform token, made at its first start without
+ * INTERNAL_API_TOKEN (outside production) so the quick start can be administered; owner-readable only.
  */
 export const DEV_PLATFORM_TOKEN_FILE = 'platform-token';
 

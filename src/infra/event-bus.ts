@@ -2,10 +2,8 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
 /**
- * Messages to named channels, heard by every instance's listeners of that channel: Redis pub/sub
- * when configured, in process otherwise. Delivery is at most once: a message published while the
- * bus cannot reach Redis reaches only this instance's listeners, and one published while a
- * subscriber is disconnected never reaches it, so `onResume` tells listeners when to catch up.
+ * Messages to named channels for every instance's listeners: Redis pub/sub, or in process. At most
+ * once: while Redis is away messages miss other instances, so `onResume` tells listeners to catch up.
  */
 export interface EventBus {
   publish(channel: string, message: string): Promise<void>;

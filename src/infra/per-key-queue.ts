@@ -13,10 +13,8 @@ export interface QueuePlace {
 }
 
 /**
- * One caller at a time per key, the others waiting in line in this process: a waiting caller
- * holds nothing but its place (no connection, no lock). At most `maxWaiting` wait per key
- * behind the one whose turn it is; `enter` refuses the next (null) rather than letting the line
- * grow. A key's entry lives only while some caller holds its turn, so idle keys take no memory.
+ * One caller at a time per key, the others waiting in this process holding nothing but their place
+ * (no connection, no lock). Past `maxWaiting` per key `enter` refuses (null); idle keys take no memory.
  */
 export function createPerKeyQueue(maxWaiting: number) {
   // The callers waiting behind the turn's holder, first in line first; present while the turn is held.

@@ -54,16 +54,15 @@ export function createWindowLimiter(options: { name: string; limit: number; redi
     }
   };
 
-  // With Redis, a point is the window script RateLimiterRedis defines on the client, called
-  // directly with the arguments and key it would use: its own consume wraps the call in several
-  // promises and objects per request. Should Redis fail, the insurance limiter answers, as it would.
+  // With Redis, RateLimiterRedis's own window script, called directly: its consume wraps the call
+  // in several promises and objects per request. Should Redis fail, the insurance limiter answers.
   const script = options.redis as unknown as WindowScript | null;
   const keyPrefix = `rl:${options.name}:`;
-  const args = [String(1), String(WINDOW_SECONDS), String(options.limit), String(WINDOW_SECONDS)];
+  const [points, duration, limit] = [String(1), String(WINDOW_SECONDS), String(options.limit)];
   const consumeOnRedis = async (key: string): Promise<WindowDecision> => {
     let result: [number, number];
     try {
-      result = await script!.rlflxIncr([keyPrefix + key, ...args]);
+      result = await script!.rlflxIncr([keyPrefix + key, points, duration, limit, duration]);
     } catch {
       return consumeWith(memory, key);
     }

@@ -1,15 +1,7 @@
 /**
- * A script for GraphiQL's page that makes its schema follow the key in the headers tab.
- *
- * GraphiQL fetches the schema once, when the page opens, with whatever headers it has then: none,
- * so `/graphql` answers 401 and GraphiQL shows that error and "Error fetching schema" until its
- * refresh button is clicked. The script (run before GraphiQL's, so GraphiQL's fetch is this one):
- * - sends a schema request that carries no key with the key the headers tab holds, or, when it
- *   holds none, keeps the request until it does (instead of sending it to be refused);
- * - watches the headers tab; once it holds a key, sends the kept request with it, so the
- *   documentation explorer fills in;
- * - when the last schema request failed (a wrong key) and the headers change, refetches it.
- * Nothing is stored: the headers tab is read where GraphiQL shows it.
+ * A script for GraphiQL's page that makes its schema follow the key in the headers tab: GraphiQL
+ * fetches it once, at open, with no key (a 401). A keyless schema request is held until the tab
+ * holds a key, then sent with it; a failed one is refetched when the headers change. Nothing is stored.
  */
 const SCRIPT = String.raw`(() => {
   const nativeFetch = window.fetch.bind(window);

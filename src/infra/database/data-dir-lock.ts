@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 
 /**
- * A lock held longer than this without being refreshed (every half of it) is taken to be left by
- * a process that died, and the next process takes it over: after a SIGKILL the data dir is free
- * again within this time. A holder whose event loop stays blocked this long could lose its lock.
+ * A lock not refreshed (every half of this) for this long was left by a dead process and is taken
+ * over: after a SIGKILL the data dir is free again within it.
  */
 export const DATA_DIR_LOCK_STALE_MS = 10_000;
 
@@ -85,11 +84,9 @@ const stopOnLostLock = (dataDir: string) => (error: Error) => {
 };
 
 /**
- * Takes the embedded data dir for this process, before anything opens it; the server and the
- * import CLI both come here (through startEmbeddedEngine). Refuses at once with DataDirInUseError
- * when a running process holds it. A lock left by a process on this machine that died is taken
- * over as soon as it goes stale (at most DATA_DIR_LOCK_STALE_MS); one of unknown holder, or held
- * from another machine, is refused until then.
+ * Takes the embedded data dir for this process before anything opens it, or refuses at once
+ * (DataDirInUseError) while a running process holds it. A dead local holder's lock is waited for
+ * until stale; one of unknown holder or another machine is refused until then.
  */
 export async function lockDataDir(dataDir: string, onCompromised: (error: Error) => void = stopOnLostLock(dataDir)): Promise<DataDirLock> {
   mkdirSync(dataDir, { recursive: true });
