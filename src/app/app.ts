@@ -124,14 +124,7 @@ export async function buildApp(
   const gatewayCall = gatewayCallRoute(registry);
   const http = createHttpServer(config, log);
 
-  registerHttpMetrics(http, metrics, {
-    path: gatewayCall.path,
-    // Only published operationIds become label values.
-    operationOf: (request) => {
-      const operationId = (request.body as { operationId?: unknown } | undefined)?.operationId;
-      return typeof operationId === 'string' && registry.get(operationId) ? operationId : 'unknown';
-    },
-  });
+  registerHttpMetrics(http, metrics, gatewayCall.path);
   registerHealthRoutes(http, services);
   registerServiceIndex(http);
   registerMetricsRoute(http, services);

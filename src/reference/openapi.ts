@@ -8,7 +8,7 @@
  * schema that is not a resource root).
  */
 import { ERRORS, type ErrorKind } from '../common/errors.js';
-import type { Caller } from '../auth/rate-windows.js';
+import type { Caller } from '../schema/principal.js';
 import { JSON_SCHEMA_DIALECT, type JsonSchema } from '../schema/json-schema.js';
 import type { RestRoute } from '../http/rest/rest-route.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../http/rest/idempotency-key.js';
