@@ -32,6 +32,18 @@ export interface IdentifiedCaller {
   decision: WindowDecision;
 }
 
+/** The one Authorization header's value (undefined: none), or null when there are several: read without building every header's list. */
+function authorizationHeader(rawHeaders: string[]): string | undefined | null {
+  let value: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    if (name.length !== 13 || name.toLowerCase() !== 'authorization') continue;
+    if (value !== undefined) return null;
+    value = rawHeaders[i + 1];
+  }
+  return value;
+}
+
 /**
  * The principal of a request's credential, and a point of its window. More than one
  * Authorization header is an invalid credential (a proxy and this service could disagree about
@@ -46,8 +58,8 @@ async function principalAndWindow(
   serves: readonly Caller['type'][],
 ): Promise<{ principal: Principal | null; decision?: WindowDecision }> {
   const { authenticator, rateWindows, sql: db } = services;
-  const headers = request.raw.headersDistinct.authorization;
-  const credential: Credential = headers && headers.length > 1 ? { type: 'invalid' } : authenticator.read(headers?.[0]);
+  const header = authorizationHeader(request.raw.rawHeaders);
+  const credential: Credential = header === null ? { type: 'invalid' } : authenticator.read(header);
   if (credential.type !== 'gateway key' || !serves.includes('user')) return { principal: await authenticator.principalOf(db, credential) };
   const [principal, decision] = await Promise.all([
     authenticator.principalOf(db, credential),
