@@ -153,14 +153,7 @@ function registerRoutes(http: FastifyInstance, services: Services, registry: Ope
   const compiledDocuments = createCompiledDocuments();
   const yoga = createYogaServer(schema, services, compiledDocuments);
   const gatewayCall = gatewayCallRoute(registry);
-  registerHttpMetrics(http, services.metrics, {
-    path: gatewayCall.path,
-    // Only published operationIds become label values.
-    operationOf: (request) => {
-      const operationId = (request.body as { operationId?: unknown } | undefined)?.operationId;
-      return typeof operationId === 'string' && registry.get(operationId) ? operationId : 'unknown';
-    },
-  });
+  registerHttpMetrics(http, services.metrics, gatewayCall.path);
   registerHealthRoutes(http, services);
   registerServiceIndex(http);
   registerMetricsRoute(http, services);

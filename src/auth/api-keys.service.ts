@@ -4,7 +4,7 @@ import { isUuid } from '../common/uuid.js';
 import { AppError, badInput } from '../common/errors.js';
 import { getUser, organizationOfUser } from '../organizations/organizations.service.js';
 import { lockUserRow } from '../organizations/organizations.data.js';
-import { listingPage, type Page, type PageArgs } from '../common/listing-page.js';
+import { listingPage, type Page, type PageArgs } from '../common/keyset-page.js';
 import type { Scope } from '../schema/principal.js';
 import { generateSecret, hashSecret, secretHint } from './secrets.js';
 import {

@@ -1,4 +1,4 @@
-import type { Sql } from '../infra/database/sql.js';
+import type { Db } from '../infra/database/sql.js';
 import { findActiveGatewayKey, type GatewayKeyOwner } from './api-keys.data.js';
 import { anonymous, type Principal, type UserPrincipal } from '../schema/principal.js';
 import { hashesEqual, hashSecret, isWellFormedSecret, secretHint, secretsEqual } from './secrets.js';
@@ -10,13 +10,21 @@ declare module '../schema/context.js' {
   }
 }
 
+/** What an `Authorization` header presents, read without any lookup. */
+export type Credential =
+  | { type: 'none' }
+  | { type: 'invalid' }
+  | { type: 'gateway key' | 'skip trace key'; token: string; hash: string }
+  | { type: 'platform token' };
+
 export interface Authenticator {
+  /** The credential of an `Authorization` header (undefined: none sent). */
+  read(authorization: string | undefined): Credential;
   /**
-   * Resolves an `Authorization` header to a principal: `anonymous` when the header is absent,
-   * `null` when a credential was presented but is not valid (malformed, unknown, revoked).
-   * Looked up on every request (no cache), so revocation takes effect at once on every instance.
+   * Its principal: `anonymous` without a credential, `null` for one that is not valid (malformed,
+   * unknown, revoked). Looked up on every request (no cache), so a revocation takes effect at once.
    */
-  authenticate(sql: Sql, authorization: string | undefined): Promise<Principal | null>;
+  principalOf(db: Db, credential: Credential): Promise<Principal | null>;
 }
 
 export function bearerToken(authorization: string | undefined): string | undefined {
@@ -25,11 +33,7 @@ export function bearerToken(authorization: string | undefined): string | undefin
   return match ? match[1] : '';
 }
 
-/**
- * The principal of a presented gateway key (`token`, whose hash is `hash`) from its active row
- * with its owner (`findActiveGatewayKey`, or a statement that folded that lookup in); null
- * without one.
- */
+/** The principal of a presented gateway key from its active row with its owner (`findActiveGatewayKey`); null without one. */
 export function gatewayPrincipal(key: GatewayKeyOwner | null, token: string, hash: string): UserPrincipal | null {
   if (!key || !hashesEqual(key.keyHash, hash)) return null;
   const scopes = new Set(key.scopes);
@@ -47,32 +51,36 @@ export function gatewayPrincipal(key: GatewayKeyOwner | null, token: string, has
   };
 }
 
-/** The hash of a presented gateway key, when it is one (well-formed); undefined otherwise. */
-export function gatewayKeyHash(token: string | undefined): string | undefined {
-  return token !== undefined && isWellFormedSecret(token, 'gk_') ? hashSecret(token) : undefined;
-}
+const NONE: Credential = { type: 'none' };
+const INVALID: Credential = { type: 'invalid' };
+const PLATFORM: Credential = { type: 'platform token' };
 
 export function createAuthenticator(options: { internalApiToken?: string }): Authenticator {
   return {
-    async authenticate(sql, authorization) {
+    read(authorization) {
       const token = bearerToken(authorization);
-      if (token === undefined) return anonymous;
-
-      if (isWellFormedSecret(token, 'gk_')) {
-        const hash = hashSecret(token);
-        // One indexed query with the owner's role and organization (see findActiveGatewayKey).
-        return gatewayPrincipal(await findActiveGatewayKey(sql, hash), token, hash);
+      if (token === undefined) return NONE;
+      if (isWellFormedSecret(token, 'gk_')) return { type: 'gateway key', token, hash: hashSecret(token) };
+      if (isWellFormedSecret(token, 'stk_')) return { type: 'skip trace key', token, hash: hashSecret(token) };
+      if (options.internalApiToken && secretsEqual(token, options.internalApiToken)) return PLATFORM;
+      return INVALID;
+    },
+    async principalOf(db, credential) {
+      switch (credential.type) {
+        case 'none':
+          return anonymous;
+        case 'invalid':
+          return null;
+        case 'platform token':
+          return { type: 'platform' };
+        case 'gateway key':
+          return gatewayPrincipal(await findActiveGatewayKey(db, credential.hash), credential.token, credential.hash);
+        case 'skip trace key': {
+          const key = await findActiveSkipTraceKeyByHash(db, credential.hash);
+          if (!key || !hashesEqual(key.keyHash, credential.hash)) return null;
+          return { type: 'organization', keyId: key.id, keyHint: secretHint(credential.token), organizationId: key.organizationId };
+        }
       }
-
-      if (isWellFormedSecret(token, 'stk_')) {
-        const hash = hashSecret(token);
-        const key = await findActiveSkipTraceKeyByHash(sql, hash);
-        if (!key || !hashesEqual(key.keyHash, hash)) return null;
-        return { type: 'organization', keyId: key.id, keyHint: secretHint(token), organizationId: key.organizationId };
-      }
-
-      if (options.internalApiToken && secretsEqual(token, options.internalApiToken)) return { type: 'platform' };
-      return null;
     },
   };
 }

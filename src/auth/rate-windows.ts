@@ -4,7 +4,7 @@ import { Counter, type Registry } from 'prom-client';
 import type { Config } from '../infra/config.js';
 import { createWindowLimiter, type WindowDecision } from '../infra/rate-limit.js';
 import { labelSets, startAtZero } from '../infra/metric-series.js';
-import type { Principal } from '../schema/principal.js';
+import type { Caller } from '../schema/principal.js';
 
 declare module '../schema/context.js' {
   interface Services {
@@ -12,8 +12,6 @@ declare module '../schema/context.js' {
     rateWindows: RateWindows;
   }
 }
-
-export type Caller = Exclude<Principal, { type: 'anonymous' }>;
 
 /**
  * The per-minute windows requests count against, one point per request, whatever the route:

@@ -3,10 +3,11 @@
  * audit.ts), newest first, so a customer can match each charge to the `id` it was answered with.
  */
 import { badInput } from '../common/errors.js';
-import { decodeKeysetCursor, encodeKeysetCursor } from '../common/keyset-cursor.js';
+import { keysetPage, pageCursor, pageSize, type KeysetListing } from '../common/keyset-page.js';
 import { join, sql, type Db } from '../infra/database/sql.js';
 
 export const USAGE_PAGE_SIZE = { default: 50, min: 1, max: 200 } as const;
+const USAGE_LISTING: KeysetListing = { size: { name: 'limit', ...USAGE_PAGE_SIZE }, cursor: { name: 'cursor', of: 'listing' } };
 
 export interface UsageRequest {
   id: string;
@@ -40,16 +41,10 @@ const usageList = (organizationId: string) => `skip-trace-usage:${organizationId
  * returns each request that existed at the first call once.
  */
 export async function listUsage(db: Db, organizationId: string, query: UsageQuery): Promise<UsagePage> {
-  const limit = query.limit ?? USAGE_PAGE_SIZE.default;
-  if (!Number.isInteger(limit) || limit < USAGE_PAGE_SIZE.min || limit > USAGE_PAGE_SIZE.max)
-    throw badInput(`limit must be an integer from ${USAGE_PAGE_SIZE.min} to ${USAGE_PAGE_SIZE.max}.`, [
-      { path: 'limit', message: `must be between ${USAGE_PAGE_SIZE.min} and ${USAGE_PAGE_SIZE.max}` },
-    ]);
+  const limit = pageSize(USAGE_LISTING, query.limit);
   if (query.from && query.to && query.from > query.to)
     throw badInput('to must not be before from.', [{ path: 'to', message: 'must not be before from' }]);
-  const after = query.cursor ? decodeKeysetCursor(usageList(organizationId), query.cursor) : null;
-  if (query.cursor && !after)
-    throw badInput('cursor is malformed or belongs to another listing.', [{ path: 'cursor', message: 'is not a cursor of this listing' }]);
+  const after = pageCursor(USAGE_LISTING, usageList(organizationId), query.cursor);
 
   // Only the conditions present are written: a generic plan of `(? is null or …)` could not use
   // the keyset bound to start the index scan.
@@ -65,13 +60,13 @@ export async function listUsage(db: Db, organizationId: string, query: UsageQuer
       order by created_at desc, id desc
       limit ${limit + 1}`,
   );
-  const requests = rows.slice(0, limit).map((row) => ({
+  const requests = rows.map((row) => ({
     id: row.id,
     createdAt: new Date(row.created_at),
     outcome: row.outcome,
     charged: row.charged,
     cacheHit: row.cache_hit,
   }));
-  const last = requests[requests.length - 1];
-  return { requests, nextCursor: rows.length > limit && last ? encodeKeysetCursor(usageList(organizationId), last) : null };
+  const page = keysetPage(usageList(organizationId), requests, limit, (request) => request);
+  return { requests: page.nodes, nextCursor: page.nextCursor };
 }

@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandl
 import type pg from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Services } from '../schema/context.js';
-import type { PlatformPrincipal } from '../schema/principal.js';
 import { allowOnly } from './server.js';
 import { credentialGuard } from './credential-guard.js';
 
@@ -42,40 +41,51 @@ export function createMetricsRegistry(pool: pg.Pool | null): Registry {
   return registry;
 }
 
+/** A histogram's child per label values, made once: an observation then costs no hashing of its labels. */
+function childrenOf<L extends string>(histogram: Histogram<L>) {
+  const children = new Map<string, ReturnType<Histogram<L>['labels']>>();
+  return (...values: string[]) => {
+    const key = values.join('\0');
+    let child = children.get(key);
+    if (!child) children.set(key, (child = histogram.labels(...values)));
+    return child;
+  };
+}
+
 /**
  * Request latency by route. Labels are bounded: `route` is the matched route's pattern
  * (`/api/v1/operations/:operationId`, never the URL) or `unmatched`; `method` is one Node's HTTP
  * parser accepts; `status` an HTTP status this service answers. Gateway calls are also counted by
- * `operation_id`, a published operationId or `unknown` (`operationOf`).
+ * `operation_id`: the published operation the body named (`request.restCall`), or `unknown`.
  *
  * Call before the routes are registered: each route gets an onResponse hook with its pattern
- * bound when it is registered, so a request costs one observation and no lookup of its route
- * (Fastify's `request.routeOptions` builds a new object on every read).
+ * bound when it is registered (Fastify's `request.routeOptions` builds a new object on every read).
  */
-export function registerHttpMetrics(
-  app: FastifyInstance,
-  registry: Registry,
-  gateway: { path: string; operationOf: (request: FastifyRequest) => string },
-) {
-  const requests = new Histogram({
-    name: 'crm_http_request_duration_seconds',
-    help: 'HTTP requests by route pattern, method and status, with their duration (_count counts requests).',
-    labelNames: ['route', 'method', 'status'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
-  const gatewayCalls = new Histogram({
-    name: 'crm_gateway_call_duration_seconds',
-    help: 'Gateway calls (POST /api/v1/call) by operationId (unknown for any other) and status, with their duration.',
-    labelNames: ['operation_id', 'status'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
+export function registerHttpMetrics(app: FastifyInstance, registry: Registry, gatewayPath: string) {
+  const requests = childrenOf(
+    new Histogram({
+      name: 'crm_http_request_duration_seconds',
+      help: 'HTTP requests by route pattern, method and status, with their duration (_count counts requests).',
+      labelNames: ['route', 'method', 'status'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    }),
+  );
+  const gatewayCalls = childrenOf(
+    new Histogram({
+      name: 'crm_gateway_call_duration_seconds',
+      help: 'Gateway calls (POST /api/v1/call) by operationId (unknown for any other) and status, with their duration.',
+      labelNames: ['operation_id', 'status'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    }),
+  );
   const observe = (route: string, request: FastifyRequest, reply: FastifyReply) => {
     const seconds = reply.elapsedTime / 1000;
-    requests.observe({ route, method: request.method, status: reply.statusCode }, seconds);
-    if (route === gateway.path && request.method === 'POST')
-      gatewayCalls.observe({ operation_id: gateway.operationOf(request), status: reply.statusCode }, seconds);
+    const status = String(reply.statusCode);
+    requests(route, request.method, status).observe(seconds);
+    if (route === gatewayPath && request.method === 'POST')
+      gatewayCalls(request.restCall?.operation.name ?? 'unknown', status).observe(seconds);
   };
 
   app.addHook('onRoute', (route) => {
@@ -131,7 +141,7 @@ export const metricsReference: DocumentedRoute = {
 /** `GET /metrics`: the registry in Prometheus text format, for the platform token only. */
 export function registerMetricsRoute(app: FastifyInstance, services: Services) {
   app.get('/metrics', {
-    onRequest: credentialGuard({ services, accepts: (principal): principal is PlatformPrincipal => principal.type === 'platform' }),
+    onRequest: credentialGuard(services, ['platform']),
     handler: async (_request, reply) => reply.header('Content-Type', services.metrics.contentType).send(await services.metrics.metrics()),
   });
   allowOnly(app, '/metrics', ['GET']);

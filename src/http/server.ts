@@ -6,7 +6,8 @@ import { watchClient, type ClientWatch } from '../infra/client-watch.js';
 import { containsNul, NUL_MESSAGE } from '../common/nul.js';
 import { lazyChildLogger, requestScope } from '../infra/logger.js';
 import type { Config } from '../infra/config.js';
-import type { Logger } from 'pino';
+import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
+import type { IncomingMessage } from 'node:http';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -60,32 +61,55 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, appError
   return reply.header('X-Request-Id', request.id).status(appError.status).send(appError.toBody(request.id));
 }
 
-/**
- * The HTTP host: Fastify with JSON logs, a request id on every response, and one error handler
- * that answers the contract's `{"error": {code, message}}` (never a stack, never a 500 for bad input).
- */
-export function createHttpServer(config: Config, log: Logger): FastifyInstance {
+/** Answers what Node's HTTP parser refuses (bad bytes in a header, oversized request line or headers) or ends (the body timeout) with the contract's error body. */
+function clientErrorHandler(bodyTimeoutMs: number) {
+  return (error: Error, socket: Socket) => {
+    const code = (error as NodeJS.ErrnoException).code;
+    // A response already under way (a 429 answered before its body arrived) cannot get another.
+    const answered = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+    if (!socket.writable || code === 'ECONNRESET' || answered) return socket.destroy();
+    const requestId = (socket as Socket & { [kRequestId]?: string })[kRequestId] ?? randomUUID();
+    if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      return answerOnSocket(
+        socket,
+        new AppError('request_timeout', `The request did not arrive in full within ${bodyTimeoutMs} ms.`),
+        requestId,
+        rateLimitHeadersOf(socket),
+      );
+    }
+    const tooLarge = code === 'HPE_HEADER_OVERFLOW';
+    answerOnSocket(
+      socket,
+      tooLarge
+        ? new AppError('payload_too_large', 'The request line or headers are too large.')
+        : new AppError('invalid_request', 'The HTTP request is malformed.'),
+      requestId,
+    );
+  };
+}
+
+/** Fastify's options: JSON logs (each request's logger made when a line is written), request ids, limits and timeouts. */
+function serverOptions(config: Config, log: Logger) {
   const bodyTimeoutMs = config.limits.requestBodyTimeoutMs;
-  const app = Fastify({
+  return {
     loggerInstance: log as FastifyBaseLogger,
-    // Each request's logger is made when a line is written (most requests write none).
-    childLoggerFactory: (logger, bindings, options) => lazyChildLogger(logger as Logger, bindings, options) as FastifyBaseLogger,
+    childLoggerFactory: (logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) =>
+      lazyChildLogger(logger as Logger, bindings, options) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: config.trustProxy,
     // A caller's X-Request-Id is kept when it is a plain token, so their logs and ours line up.
-    genReqId: (request) => {
+    genReqId: (request: IncomingMessage) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
-    // A request whose headers and body have not arrived within the body timeout is ended with 408
-    // (clientErrorHandler below), freeing whatever it held; so is a connection that never sends a
-    // request. Node checks this every TIMEOUT_CHECK_INTERVAL_MS. Idle keep-alive connections keep
-    // Fastify's 72 s, longer than common load balancers' idle timeouts (a shorter one races them).
+    // Headers and body must arrive within the body timeout (else 408, freeing what the request
+    // held), checked every TIMEOUT_CHECK_INTERVAL_MS. Idle keep-alive keeps Fastify's 72 s,
+    // longer than common load balancers' idle timeouts (a shorter one races them).
     requestTimeout: bodyTimeoutMs,
     http: { requestTimeout: bodyTimeoutMs, headersTimeout: bodyTimeoutMs, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
     // URLs the router cannot decode, or whose segments are over-long, are no route of ours.
-    frameworkErrors: (error, request, reply) => {
+    frameworkErrors: (_error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       const path = request.raw.url?.split('?')[0] ?? '';
       return sendError(
         request,
@@ -93,33 +117,12 @@ export function createHttpServer(config: Config, log: Logger): FastifyInstance {
         new AppError('not_found', `No route ${request.method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}.`),
       );
     },
-    // Requests Node's HTTP parser refuses (bad bytes in a header, oversized request line or
-    // headers) or ends (the body timeout) still get the contract's error body.
-    clientErrorHandler: (error, socket) => {
-      const code = (error as NodeJS.ErrnoException).code;
-      // A response already under way (a 429 answered before its body arrived) cannot get another.
-      const answered = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
-      if (!socket.writable || code === 'ECONNRESET' || answered) return socket.destroy();
-      const requestId = (socket as Socket & { [kRequestId]?: string })[kRequestId] ?? randomUUID();
-      if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-        return answerOnSocket(
-          socket,
-          new AppError('request_timeout', `The request did not arrive in full within ${bodyTimeoutMs} ms.`),
-          requestId,
-          rateLimitHeadersOf(socket),
-        );
-      }
-      const tooLarge = code === 'HPE_HEADER_OVERFLOW';
-      answerOnSocket(
-        socket,
-        tooLarge
-          ? new AppError('payload_too_large', 'The request line or headers are too large.')
-          : new AppError('invalid_request', 'The HTTP request is malformed.'),
-        requestId,
-      );
-    },
-  });
+    clientErrorHandler: clientErrorHandler(bodyTimeoutMs),
+  };
+}
 
+/** Every request: its id on the response, the caller's connection watched, its socket named for a 408, its log scope. */
+function onEachRequest(app: FastifyInstance) {
   app.decorateRequest('client', null as unknown as ClientWatch);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
@@ -135,11 +138,14 @@ export function createHttpServer(config: Config, log: Logger): FastifyInstance {
     // Everything this request awaits from here on runs in its scope (see infra/logger.ts).
     requestScope.run({ requestId: request.id }, done);
   });
+}
 
-  // Bodies are JSON. The JSON parser reads the body (within the size limit: 413 comes first) and
-  // parses it; any other media type is read (413 first again) and refused with 415.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+/**
+ * Bodies are JSON, parsed here once. The body is read within the size limit first (413), any
+ * other media type refused (415), then parsed (422), refusing U+0000.
+ */
+function parseJsonBodies(app: FastifyInstance) {
+  const parse = (request: FastifyRequest, body: Buffer, done: (error: Error | null, parsed?: unknown) => void) => {
     if (!JSON_MEDIA_TYPE.test(request.headers['content-type'] ?? '')) {
       return done(new AppError('unsupported_media_type', 'Send the body as application/json.'), undefined);
     }
@@ -154,13 +160,19 @@ export function createHttpServer(config: Config, log: Logger): FastifyInstance {
     // PostgreSQL text cannot hold U+0000, so such strings are refused here rather than failing a query.
     if (/\\u0000/i.test(text) && containsNul(parsed)) return done(new AppError('invalid_request', NUL_MESSAGE), undefined);
     done(null, parsed);
-  });
+  };
+  app.removeAllContentTypeParsers();
+  // The same parser twice: Fastify caches its lookup for an exact media type, never for '*'.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => parse(request, body as Buffer, done));
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => parse(request, body as Buffer, done));
+}
 
+/** Any error, as the contract's error body: AppErrors as they are, the host's own by kind, anything else masked. */
+function answerErrors(app: FastifyInstance) {
   app.setNotFoundHandler((request, reply) => {
     const error = new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
     return reply.status(error.status).send(error.toBody(request.id));
   });
-
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     let appError: AppError;
     if (error instanceof AppError) appError = error;
@@ -177,7 +189,17 @@ export function createHttpServer(config: Config, log: Logger): FastifyInstance {
     }
     return sendError(request, reply, appError);
   });
+}
 
+/**
+ * The HTTP host: Fastify with JSON logs, a request id on every response, JSON bodies, and one
+ * error handler answering the contract's `{"error": {code, message}}` (never a stack, never a 500 for bad input).
+ */
+export function createHttpServer(config: Config, log: Logger): FastifyInstance {
+  const app = Fastify(serverOptions(config, log));
+  onEachRequest(app);
+  parseJsonBodies(app);
+  answerErrors(app);
   return app;
 }
 

@@ -1,20 +1,14 @@
 import type { Em } from '../infra/database/orm.js';
-import type { Sql } from '../infra/database/sql.js';
+import type { Db } from '../infra/database/sql.js';
 import { isUuid } from '../common/uuid.js';
 import { badInput } from '../common/errors.js';
+import { keysetPage, pageCursor, pageSize } from '../common/keyset-page.js';
 import { inTurn, placeInQueue, type FeedWriter } from './feed-writes.js';
 import { existingUserIds } from '../organizations/organizations.data.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
-import { readKeysetCursor } from '../common/keyset-cursor.js';
-import { splitRows, type KeyPreload } from '../auth/key-preload.js';
-import type { NotificationType } from './notification.entity.js';
+import { FEED_LISTING } from './cursor.js';
 import {
-  counterRowsOfKey,
   counterTotals,
-  countsOfRows,
   currentSnapshot,
-  feedOfKeyRows,
-  feedRowsOfKey,
   insertNotifications,
   knownNotificationTypes,
   notificationTypeCatalog,
@@ -26,10 +20,11 @@ import {
   type FeedMarkOutcome,
   type NewNotification,
   type NotificationCountsByType,
+  type NotificationTypeEntry,
   type NotificationView,
 } from './feed.data.js';
 
-export const FEED_LIMIT = { default: 25, min: 1, max: 50 } as const;
+export const FEED_LIMIT = FEED_LISTING.size;
 export const SEARCH_TERM_MAX_LENGTH = 200;
 export const MARK_IDS_MAX = 500;
 export const PUBLISH_MAX = 1000;
@@ -62,83 +57,34 @@ function normalizeFilter(filter: FeedFilter): FeedConditions {
 }
 
 /** The caller's badge numbers, in total and per type; an empty type filter counts every type. */
-export function countNotifications(sql: Sql, userId: string, notificationTypeFilter?: string | null): Promise<NotificationCountsByType> {
-  return counterTotals(sql, userId, notificationTypeFilter || null);
+export function countNotifications(db: Db, userId: string, notificationTypeFilter?: string | null): Promise<NotificationCountsByType> {
+  return counterTotals(db, userId, notificationTypeFilter || null);
 }
 
 type ListFilter = FeedFilter & { limit?: number | null; cursor?: string | null };
 
-/** The limit and the conditions of a listing, checked. */
-function listing(filter: ListFilter) {
-  const limit = filter.limit ?? FEED_LIMIT.default;
-  if (!Number.isInteger(limit) || limit < FEED_LIMIT.min || limit > FEED_LIMIT.max) {
-    throw badInput(`limit must be an integer from ${FEED_LIMIT.min} to ${FEED_LIMIT.max}.`, [
-      { path: 'limit', message: `must be between ${FEED_LIMIT.min} and ${FEED_LIMIT.max}` },
-    ]);
-  }
-  return { limit, f: normalizeFilter(filter) };
-}
-
-function feedPage(userId: string, page: { notifications: NotificationView[]; more: boolean; total: number; hasUnread: boolean }): FeedPage {
-  const last = page.notifications[page.notifications.length - 1];
-  return {
-    notifications: page.notifications,
-    total: page.total,
-    hasUnread: page.hasUnread,
-    nextCursor: page.more && last ? encodeCursor(userId, last) : null,
-  };
-}
-
-export async function listNotifications(sql: Sql, userId: string, filter: ListFilter): Promise<FeedPage> {
-  const { limit, f } = listing(filter);
-  const after = filter.cursor ? decodeCursor(userId, filter.cursor) : null;
-
-  const [page, counts] = await Promise.all([selectFeedPage(sql, userId, f, after, limit), totals(sql, userId, f)]);
-  return feedPage(userId, { ...page, ...counts });
-}
-
-/**
- * `listNotifications` for the owner of the gateway key with this hash, with the key lookup folded
- * into one statement with the page and its totals (`auth/key-preload.ts`); null for a listing it
- * would refuse (`listNotifications` then refuses it with its own error). A cursor is checked
- * against the owner once the statement names it, with the same refusal.
- */
-export function listNotificationsOfKey(sql: Sql, keyHash: string, filter: ListFilter): KeyPreload<FeedPage> | null {
-  let checked: ReturnType<typeof listing>;
-  try {
-    checked = listing(filter);
-  } catch {
-    return null;
-  }
-  const { limit, f } = checked;
-  const cursor = filter.cursor ? readKeysetCursor(filter.cursor) : null;
-  if (filter.cursor && !cursor) return null;
-  return splitRows(feedRowsOfKey(sql, keyHash, f, cursor?.position ?? null, limit), (rows, owner) => {
-    if (filter.cursor && !cursor?.of(owner.userId)) decodeCursor(owner.userId, filter.cursor);
-    return feedPage(owner.userId, feedOfKeyRows(rows, limit));
-  });
-}
-
-/** `countNotifications` for the owner of the gateway key with this hash, the key lookup folded in (`auth/key-preload.ts`). */
-export function countNotificationsOfKey(
-  sql: Sql,
-  keyHash: string,
-  notificationTypeFilter?: string | null,
-): KeyPreload<NotificationCountsByType> {
-  return splitRows(counterRowsOfKey(sql, keyHash, notificationTypeFilter || null), countsOfRows);
+/** A page of the caller's feed, newest first, with its totals; its cursors are bound to the caller. */
+export async function listNotifications(db: Db, userId: string, filter: ListFilter): Promise<FeedPage> {
+  const limit = pageSize(FEED_LISTING, filter.limit);
+  const conditions = normalizeFilter(filter);
+  const after = pageCursor(FEED_LISTING, userId, filter.cursor);
+  const [rows, counts] = await Promise.all([selectFeedPage(db, userId, conditions, after, limit + 1), totals(db, userId, conditions)]);
+  const page = keysetPage(userId, rows, limit, (row) => row);
+  return { notifications: page.nodes, total: counts.total, hasUnread: counts.hasUnread, nextCursor: page.nextCursor };
 }
 
 /**
  * `total` and `hasUnread`. Without a search term both come from the counter rows; a search term
  * needs the matching rows themselves (served by the trigram indexes).
  */
-async function totals(sql: Sql, userId: string, f: FeedConditions) {
-  if (f.search === null) {
-    const counts = await counterTotals(sql, userId, f.type);
-    const total = f.seen === null ? counts.unreadCount + counts.readCount : f.seen ? counts.readCount : counts.unreadCount;
-    return { total, hasUnread: counts.unreadCount > 0 };
-  }
-  return searchTotals(sql, userId, f);
+async function totals(db: Db, userId: string, conditions: FeedConditions) {
+  if (conditions.search !== null) return searchTotals(db, userId, conditions);
+  const counts = await counterTotals(db, userId, conditions.type);
+  const seen = conditions.seen;
+  return {
+    total: seen === null ? counts.unreadCount + counts.readCount : seen ? counts.readCount : counts.unreadCount,
+    hasUnread: counts.unreadCount > 0,
+  };
 }
 
 /**
@@ -146,7 +92,7 @@ async function totals(sql: Sql, userId: string, f: FeedConditions) {
  * Returns the ids of the rows whose state changed.
  */
 export async function markNotifications(
-  sql: Sql,
+  db: Db,
   writer: FeedWriter,
   notificationIds: readonly string[],
   isSeen: boolean,
@@ -158,7 +104,7 @@ export async function markNotifications(
   }
   const ids = [...new Set(notificationIds.filter(isUuid).map((id) => id.toLowerCase()))].sort();
   if (ids.length === 0) return [];
-  return inTurn(writer, placeInQueue(writer), () => updateSeen(sql, writer.userId, ids, isSeen));
+  return inTurn(writer, placeInQueue(writer), () => updateSeen(db, writer.userId, ids, isSeen));
 }
 
 /**
@@ -168,22 +114,22 @@ export async function markNotifications(
  * as it arrives, so rows published while it waits are untouched too.
  */
 export async function markAllNotifications(
-  sql: Sql,
+  db: Db,
   writer: FeedWriter,
   isSeen: boolean,
   notificationTypeFilter?: string | null,
 ): Promise<FeedMarkOutcome> {
   const place = placeInQueue(writer);
-  const asOf = place.waited ? currentSnapshot(sql) : Promise.resolve(null);
+  const asOf = place.waited ? currentSnapshot(db) : Promise.resolve(null);
   // Awaited only once the turn comes, which a caller that leaves never reaches.
   asOf.catch(() => undefined);
   return inTurn(writer, place, async () =>
-    updateAllSeen(sql, writer.userId, { type: notificationTypeFilter || null, isSeen, asOf: await asOf }),
+    updateAllSeen(db, writer.userId, { type: notificationTypeFilter || null, isSeen, asOf: await asOf }),
   );
 }
 
-export function availableNotificationTypes(em: Em): Promise<NotificationType[]> {
-  return notificationTypeCatalog(em);
+export function availableNotificationTypes(db: Db): Promise<NotificationTypeEntry[]> {
+  return notificationTypeCatalog(db);
 }
 
 /** `createdAt` is for backfills; it defaults to now. */

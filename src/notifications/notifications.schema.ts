@@ -1,10 +1,7 @@
 import { builder } from '../schema/builder.js';
-import { preloadedValue } from '../schema/context.js';
-import { keyPreload } from '../auth/key-preload.js';
 import { constraints } from '../schema/constraints.js';
-import { KEYSET_CURSOR_DESCRIPTION, KEYSET_CURSOR_PATTERN } from '../common/keyset-cursor.js';
+import { KEYSET_CURSOR_DESCRIPTION, KEYSET_CURSOR_PATTERN } from '../common/keyset-page.js';
 import { NOT_A_FEED_CURSOR } from './cursor.js';
-import { NotificationType } from './notification.entity.js';
 import {
   FEED_LIMIT,
   MARK_IDS_MAX,
@@ -12,9 +9,7 @@ import {
   SEARCH_TERM_MAX_LENGTH,
   availableNotificationTypes,
   countNotifications,
-  countNotificationsOfKey,
   listNotifications,
-  listNotificationsOfKey,
   markAllNotifications,
   markNotifications,
   publishNotifications,
@@ -22,7 +17,7 @@ import {
 } from './feed.service.js';
 import type { FeedWriter } from './feed-writes.js';
 import type { UserContext } from '../schema/context.js';
-import type { NotificationCountsByType, NotificationTypeCounts, NotificationView } from './feed.data.js';
+import type { NotificationCountsByType, NotificationTypeCounts, NotificationTypeEntry, NotificationView } from './feed.data.js';
 
 export const NotificationRef = builder.objectRef<NotificationView>('Notification').implement({
   description: "One item of the caller's bell feed.",
@@ -77,8 +72,7 @@ export const NotificationCountsRef = builder.objectRef<NotificationCountsByType>
   }),
 });
 
-const NotificationTypeRef = builder.objectType(NotificationType, {
-  name: 'NotificationTypeEntry',
+const NotificationTypeRef = builder.objectRef<NotificationTypeEntry>('NotificationTypeEntry').implement({
   fields: (t) => ({
     notificationType: t.exposeString('notificationType', { description: 'The exact value to pass as notificationTypeFilter.' }),
     label: t.exposeString('label'),
@@ -86,7 +80,7 @@ const NotificationTypeRef = builder.objectType(NotificationType, {
   }),
 });
 
-const AvailableNotificationTypesRef = builder.objectRef<{ types: NotificationType[] }>('AvailableNotificationTypes').implement({
+const AvailableNotificationTypesRef = builder.objectRef<{ types: NotificationTypeEntry[] }>('AvailableNotificationTypes').implement({
   fields: (t) => ({ types: t.field({ type: [NotificationTypeRef], resolve: (catalog) => catalog.types }) }),
 });
 
@@ -114,25 +108,19 @@ builder.queryFields((t) => ({
         ...constraints({ pattern: KEYSET_CURSOR_PATTERN }, { pattern: NOT_A_FEED_CURSOR }),
       }),
     },
-    // On the gateway, the key lookup, the page and its totals are one statement (auth/key-preload.ts).
-    extensions: keyPreload((sql, keyHash, args) => listNotificationsOfKey(sql, keyHash, args)),
-    resolve: (_root, args, ctx) =>
-      preloadedValue<FeedPage>(ctx, 'notifications') ?? listNotifications(ctx.db.sql, ctx.principal.userId, args),
+    resolve: (_root, args, ctx) => listNotifications(ctx.db.sql, ctx.principal.userId, args),
   }),
   notificationCounts: t.withAuth({ READ: true }).field({
     type: NotificationCountsRef,
     description: 'Badge numbers: a cheap poll before listing.',
     args: { notificationTypeFilter: t.arg.string() },
-    extensions: keyPreload((sql, keyHash, args) => countNotificationsOfKey(sql, keyHash, args.notificationTypeFilter as string | null)),
-    resolve: (_root, args, ctx) =>
-      preloadedValue<NotificationCountsByType>(ctx, 'notificationCounts') ??
-      countNotifications(ctx.db.sql, ctx.principal.userId, args.notificationTypeFilter),
+    resolve: (_root, args, ctx) => countNotifications(ctx.db.sql, ctx.principal.userId, args.notificationTypeFilter),
   }),
   availableNotificationTypes: t.field({
     type: AvailableNotificationTypesRef,
     description: 'The catalog of notificationType values.',
     authScopes: { READ: true },
-    resolve: async (_root, _args, ctx) => ({ types: await availableNotificationTypes(ctx.db.em) }),
+    resolve: async (_root, _args, ctx) => ({ types: await availableNotificationTypes(ctx.db.sql) }),
   }),
 }));
 

@@ -2,7 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Em } from '../infra/database/orm.js';
 import { isUuid } from '../common/uuid.js';
 import { AppError, badInput } from '../common/errors.js';
-import { listingPage, type Page, type PageArgs } from '../common/listing-page.js';
+import { listingPage, type Page, type PageArgs } from '../common/keyset-page.js';
 import { withdrawAdminScope } from '../auth/api-keys.data.js';
 import type { Organization } from './organization.entity.js';
 import type { User } from './user.entity.js';

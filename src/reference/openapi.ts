@@ -4,7 +4,7 @@
  * shared components, and the dialect is declared once (2020-12 forbids `$schema` below a root).
  */
 import { ERRORS, type ErrorKind } from '../common/errors.js';
-import type { Caller } from '../auth/rate-windows.js';
+import type { Caller } from '../schema/principal.js';
 import { JSON_SCHEMA_DIALECT, type JsonSchema } from '../schema/json-schema.js';
 import type { RestRoute } from '../http/rest/rest-route.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../http/rest/idempotency-key.js';

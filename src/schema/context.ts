@@ -5,7 +5,7 @@ import type pino from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../infra/config.js';
 import type { Em, Orm } from '../infra/database/orm.js';
-import type { Sql } from '../infra/database/sql.js';
+import type { Db } from '../infra/database/sql.js';
 import type { ClientWatch } from '../infra/client-watch.js';
 import type { StreamRegistry } from '../infra/stream-registry.js';
 import type { OrganizationPrincipal, PlatformPrincipal, Principal, UserPrincipal } from './principal.js';
@@ -22,7 +22,7 @@ export interface Services {
   log: pino.Logger;
   orm: Orm;
   /** Raw SQL on the ORM's own pool, for hot paths that track no entities (infra/database/sql.ts). */
-  sql: Sql;
+  sql: Db;
   redis: Redis | null;
   /**
    * This app's Prometheus registry (`GET /metrics`). One per app, never prom-client's global one:
@@ -48,26 +48,11 @@ export interface RequestContext {
   client: ClientWatch;
   /** Set by a REST route that accepts an Idempotency-Key, when the request carries one. */
   idempotencyKey?: IdempotencyKey;
-  /**
-   * The value of the operation's root field, already computed for this principal by the
-   * statement that also looked its key up (`auth/key-preload.ts`); its resolver takes it.
-   */
-  preloaded?: { field: string; value: Promise<unknown> };
-}
-
-/** The preloaded value of root field `field`, if the request carries one (at most once). */
-export function preloadedValue<V>(context: RequestContext, field: string): Promise<V> | undefined {
-  const preloaded = context.preloaded;
-  if (preloaded?.field !== field) return undefined;
-  context.preloaded = undefined;
-  return preloaded.value as Promise<V>;
 }
 
 /**
  * One request's database handles. Raw SQL is there at once; the forked EntityManager and any
- * DataLoader are created when a resolver first asks, because the hot operations (feed pages,
- * counts, marks) track no entities, and a fork per request was a measurable share of their
- * allocation and CPU (bench/results).
+ * DataLoader are made when a resolver first asks, since the hot operations track no entities.
  */
 export class RequestDb {
   #em: Em | undefined;
@@ -76,7 +61,7 @@ export class RequestDb {
   constructor(
     private readonly orm: Orm,
     /** Raw SQL outside any unit of work. */
-    readonly sql: Sql,
+    readonly sql: Db,
   ) {}
 
   /** This request's own EntityManager (identity map, unit of work). */

@@ -1,9 +1,9 @@
 import type { ObjectRef } from '@pothos/core';
 import { builder, type BuilderTypes } from './builder.js';
 import { constraints } from './constraints.js';
-import { LISTING_PAGE_SIZE, type Page } from '../common/listing-page.js';
+import { LISTING_PAGE_SIZE, type Page } from '../common/keyset-page.js';
 
-/** A listing page type: `{nodes, nextCursor}`, newest first (`common/listing-page.ts`). */
+/** A listing page type: `{nodes, nextCursor}`, newest first (`common/keyset-page.ts`). */
 export function pageRef<T>(name: string, nodeRef: ObjectRef<BuilderTypes, T>) {
   return builder.objectRef<Page<T>>(name).implement({
     fields: (t) => ({

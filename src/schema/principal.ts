@@ -9,6 +9,12 @@ export type UserRole = (typeof USER_ROLES)[number];
 /** Who is calling. Resolvers and the scope-auth function switch on `type`. */
 export type Principal = AnonymousPrincipal | UserPrincipal | PlatformPrincipal | OrganizationPrincipal;
 
+/** A principal that presented a valid credential: what rate windows and routes serve. */
+export type Caller = Exclude<Principal, { type: 'anonymous' }>;
+
+/** Any valid credential's principal type. */
+export const ANY_CALLER: readonly Caller['type'][] = ['user', 'organization', 'platform'];
+
 export interface AnonymousPrincipal {
   type: 'anonymous';
 }

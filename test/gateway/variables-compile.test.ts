@@ -3,7 +3,6 @@ import { schema } from '../../src/app/schema.js';
 import { buildOperationRegistry } from '../../src/http/gateway/operation-registry.js';
 import { skipTraceRoute } from '../../src/http/rest/routes/skip-trace.route.js';
 import { skipTraceAccountRoute, skipTraceUsageRoute } from '../../src/http/rest/routes/skip-trace-billing.routes.js';
-import type { OrganizationPrincipal } from '../../src/schema/principal.js';
 
 /**
  * The variables' validators are compiled at their first check, not at start-up (variables.ts):
@@ -12,7 +11,7 @@ import type { OrganizationPrincipal } from '../../src/schema/principal.js';
 describe('variables validators', () => {
   const gateway = [...buildOperationRegistry(schema).values()].map((op) => op.prepared);
   const routes = [skipTraceRoute(schema), skipTraceAccountRoute(schema), skipTraceUsageRoute(schema)].map(
-    (route) => route.toCall({}, {} as OrganizationPrincipal).operation,
+    (route) => route.toCall({}).operation,
   );
 
   it('covers the gateway operations and the skip trace routes', () => {

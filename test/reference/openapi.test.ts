@@ -9,7 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { encodeKeysetCursor, KEYSET_CURSOR_PATTERN } from '../../src/common/keyset-cursor.js';
+import { encodeKeysetCursor, KEYSET_CURSOR_PATTERN } from '../../src/common/keyset-page.js';
 import { EARLIEST_TIMESTAMP_MS, LATEST_TIMESTAMP_MS } from '../../src/common/timestamp-range.js';
 import { registeredRestRoutes } from '../../src/http/rest/rest-route.js';
 import { seedDemo } from '../../src/app/demo-seed.js';

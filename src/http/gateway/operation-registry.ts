@@ -17,18 +17,6 @@ export interface GatewayOperation {
   result: JsonSchema;
 }
 
-/** The scope a root field declares through Pothos scope-auth (`authScopes: { READ: true }`). */
-function declaredScope(schema: GraphQLSchema, operation: RestOperation): Scope {
-  const rootField = operation.rootField;
-  const root = schema.getRootType(operation.type as OperationTypeNode);
-  const field = root?.getFields()[rootField];
-  const authScopes = (field?.extensions?.pothosOptions as { authScopes?: unknown } | undefined)?.authScopes;
-  const scopes =
-    authScopes && typeof authScopes === 'object' ? Object.keys(authScopes).filter((s) => ['READ', 'WRITE', 'ADMIN'].includes(s)) : [];
-  if (scopes.length !== 1) throw new Error(`Gateway operation field ${rootField} must declare exactly one of READ, WRITE or ADMIN.`);
-  return scopes[0] as Scope;
-}
-
 /**
  * Builds the gateway's operations from the persisted documents at start-up: each is validated
  * against the schema once, and its JSON Schemas and validators are compiled once.
@@ -40,10 +28,11 @@ export function buildOperationRegistry(schema: GraphQLSchema) {
     const errors = validate(schema, document);
     if (errors.length) throw new Error(`Persisted document ${documentId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
     const prepared = prepareOperation(schema, document);
+    if (!prepared.scope) throw new Error(`Gateway operation field ${prepared.rootField} must declare exactly one of READ, WRITE or ADMIN.`);
     const rootType = schema.getRootType(prepared.type as OperationTypeNode);
     operations.set(prepared.name, {
       operationId: prepared.name,
-      scope: declaredScope(schema, prepared),
+      scope: prepared.scope,
       description: rootType?.getFields()[prepared.rootField]?.description ?? '',
       text,
       documentId,

@@ -16,7 +16,7 @@ import type { Yoga } from './yoga.js';
  * document with the same context, masking, error codes and result serialization as Yoga would,
  * minus the per-request work that only restates what is known of the document: the fetch-API
  * Request and Response, the envelop hooks, the parse and validation cache lookups, the limits,
- * and a streamed reply. That work was about 0.4 ms of the feed's 1 ms of CPU per request.
+ * and a streamed reply (its cost: docs/scaling.md).
  *
  * Anything else (GET, GraphiQL, `documentId`, `extensions`, an unusual Accept or Content-Type,
  * a document seen fewer than twice or not compilable, a subscription, introspection, U+0000 in

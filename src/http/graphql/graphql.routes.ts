@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../schema/context.js';
-import { admitRequest, anyCaller, credentialGuard, rateLimitMessage } from '../credential-guard.js';
+import { identifyCaller, credentialGuard, rateLimitMessage } from '../credential-guard.js';
+import { ANY_CALLER } from '../../schema/principal.js';
 import { GRAPHQL_BODY_LIMIT_BYTES } from '../server.js';
 import { selfOnlyContentSecurityPolicy } from '../content-security-policy.js';
 import {
@@ -54,7 +55,7 @@ export function registerGraphqlRoutes(
     bodyLimit: GRAPHQL_BODY_LIMIT_BYTES,
     errorHandler,
     handler: async (request, reply) => {
-      const { principal, decision } = await admitRequest(services, request, reply, anyCaller);
+      const { principal, decision } = await identifyCaller(services, request, reply, ANY_CALLER);
       if (!decision.allowed) return refuse(reply, refusalOf('rate_limited', rateLimitMessage(decision)));
       const wantsGraphiql =
         request.method === 'GET' && services.config.env !== 'production' && (request.headers.accept ?? '').includes('text/html');
@@ -95,7 +96,7 @@ export function registerGraphqlRoutes(
       ),
   });
 
-  app.get('/schema.graphql', { onRequest: credentialGuard({ services, accepts: anyCaller }) }, async (_request, reply) =>
+  app.get('/schema.graphql', { onRequest: credentialGuard(services, ANY_CALLER) }, async (_request, reply) =>
     reply.type('text/plain; charset=utf-8').send(printedSchema),
   );
 }

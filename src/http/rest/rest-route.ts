@@ -1,14 +1,11 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { getArgumentValues, Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Kind, type DocumentNode, type GraphQLField, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { AppError } from '../../common/errors.js';
-import type { RequestContext, Services } from '../../schema/context.js';
-import type { Sql } from '../../infra/database/sql.js';
-import { preloadOf, type KeyPreload } from '../../auth/key-preload.js';
-import type { Principal } from '../../schema/principal.js';
-import type { Caller } from '../../auth/rate-windows.js';
+import type { Services } from '../../schema/context.js';
+import { SCOPES, type Caller, type Scope } from '../../schema/principal.js';
 import type { ClientWatch } from '../../infra/client-watch.js';
 import { allowOnly } from '../server.js';
-import { credentialGuard, settlePendingKey, settleWithLookup } from '../credential-guard.js';
+import { identifyCaller, refuseUnidentified } from '../credential-guard.js';
 import type { OperationExecutor, OperationSubscriber } from './operation-executor.js';
 import { requireEventStream, sendStream, type RestStream } from '../streams/rest-stream.js';
 import { fragmentsOf, resultJsonSchema, type JsonSchema } from '../../schema/json-schema.js';
@@ -24,14 +21,11 @@ export interface RestOperation {
   document: DocumentNode;
   /** Its one root field, whose value the route answers with. */
   rootField: string;
+  /** The gateway scope (READ, WRITE or ADMIN) its root field declares, if any: a caller without it is 403. */
+  scope?: Scope;
   variables: VariablesValidator;
   /** The JSON Schema of its root field's value, as discovery and the API reference publish it. */
   result: JsonSchema;
-  /**
-   * Its root field's preload (`auth/key-preload.ts`), for its (valid) variables: a query's one
-   * statement that looks the gateway key up too. Absent for mutations and fields without one.
-   */
-  preload?: (sql: Sql, keyHash: string, variables: Record<string, unknown>) => KeyPreload | null;
 }
 
 export const operationOf = (document: DocumentNode): OperationDefinitionNode => {
@@ -40,25 +34,27 @@ export const operationOf = (document: DocumentNode): OperationDefinitionNode => 
   return operation;
 };
 
+/** The one gateway scope a root field declares through Pothos scope-auth (`authScopes: { READ: true }`), if it declares exactly one. */
+function declaredScope(field: GraphQLField<unknown, unknown> | undefined): Scope | undefined {
+  const authScopes = (field?.extensions?.pothosOptions as { authScopes?: unknown } | undefined)?.authScopes;
+  const scopes = authScopes && typeof authScopes === 'object' ? SCOPES.filter((scope) => scope in authScopes) : [];
+  return scopes.length === 1 ? scopes[0] : undefined;
+}
+
 export function prepareOperation(schema: GraphQLSchema, document: DocumentNode): RestOperation {
   const operation = operationOf(document);
   if (!operation.name) throw new Error('A REST operation is a named operation.');
   const fields = operation.selectionSet.selections;
   if (fields.length !== 1 || fields[0].kind !== Kind.FIELD)
     throw new Error(`Operation ${operation.name.value} must select exactly one root field.`);
-  const node = fields[0];
-  const definition = operation.operation === 'query' ? schema.getQueryType()?.getFields()[node.name.value] : undefined;
-  const preload = preloadOf(definition?.extensions);
+  const rootField = fields[0].name.value;
+  const scope = declaredScope(schema.getRootType(operation.operation)?.getFields()[rootField]);
   return {
-    ...(definition &&
-      preload && {
-        preload: (sql: Sql, keyHash: string, variables: Record<string, unknown>) =>
-          preload(sql, keyHash, getArgumentValues(definition, node, variables)),
-      }),
     name: operation.name.value,
     type: operation.operation,
     document,
-    rootField: fields[0].name.value,
+    rootField,
+    ...(scope && { scope }),
     variables: variablesValidator(schema, operation, fragmentsOf(document)),
     result: resultJsonSchema(schema, operation, { rootField: true, fragments: fragmentsOf(document) }),
   };
@@ -116,10 +112,10 @@ export interface ResponseHeader<V> {
 
 /**
  * A REST route, declared: everything route-specific, as data and small functions. The generic
- * handler below runs every declaration through the same checks, in the contract's order:
+ * stages below run every declaration through the same checks, in the contract's order:
  *
  *   credential (401) → rate window (429) → admission (429) → body size (413) → media type (415)
- *   → JSON (422) → Idempotency-Key header (422) → body or query → operation (422, 404, 403)
+ *   → JSON (422) → Idempotency-Key header (422) → body or query → operation (422, 404) → scope (403)
  *   → variables (422) → execute → one error mapping
  *
  * so a new route cannot skip one. Errors are AppErrors (common/errors.ts) throughout. `C`: the
@@ -131,47 +127,28 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
   path: string;
   /** One line for discovery and the API reference. */
   summary: string;
-  /** Which credentials the route serves; any other gets 401 `invalid_key`. */
-  credential: {
-    name: string;
-    accepts: (principal: Principal) => principal is C;
-    /**
-     * A route serving gateway keys only: the key is looked up in the handler, concurrently with
-     * its rate window, or folded into the operation's statement (`credentialGuard`'s `defer`).
-     */
-    defer?: boolean;
-  };
+  /** Which credentials the route serves, by principal type; any other gets 401 `invalid_key`. */
+  credential: { name: string; serves: readonly C['type'][] };
   /**
-   * Runs before the body is read, once the caller is known and within its window: what the
-   * caller may hold at once (the skip trace in-flight slot). Refuses by throwing an AppError;
+   * What the caller may hold at once (the skip trace in-flight slot), taken once the caller is
+   * known and within its window, before the body is read. Refuses by throwing an AppError;
    * whatever it takes is released when the response is done or the caller leaves.
    */
   admit?: (services: Services, caller: C, client: ClientWatch) => void;
   /**
    * GET routes: the JSON Schema of the query parameters, which are the operation's variables by
-   * name (derived from the schema: `operation.variables.schema`). Values arrive as strings; those
-   * the schema types as integers or booleans are read as such; an unknown or repeated parameter is
-   * 422 naming it (`query-parameters.ts`).
+   * name (`operation.variables.schema`), read by `query-parameters.ts`.
    */
   query?: JsonSchema;
   /**
-   * The request header that may carry an idempotency key (`Idempotency-Key`): when present it must
-   * be 1 to 255 printable ASCII characters (else 422 naming it), and it is handed to the operation
-   * with its body's fingerprint (context `idempotencyKey`), which does the rest.
+   * The request header that may carry an idempotency key (`Idempotency-Key`), checked by
+   * `idempotency-key.ts` and handed to the operation with its body's fingerprint.
    */
   idempotencyHeader?: string;
   /** The body (POST: parsed JSON, not yet checked) or the query parameters (GET) as the operation to run and its variables. */
-  toCall: (input: unknown, caller: C) => OperationCall;
-  /**
-   * The operation the input names, when it would pass `toCall` but for the caller's scope;
-   * undefined otherwise. Declared by a route serving gateway keys only (`credential.defer`), so
-   * that a query's statement can start before the key is looked up (`auth/key-preload.ts`).
-   */
-  peek?: (input: unknown) => OperationCall | undefined;
-  /** How `details` paths read for this route (e.g. relative to the body rather than `variables`). */
-  detailPath?: (path: string) => string;
-  /** The message of a 422 whose details name the failing variables. */
-  invalidMessage: string;
+  toCall: (input: unknown) => OperationCall;
+  /** A 422 for invalid variables: its message, and how `details` paths read (e.g. relative to the body rather than `variables`). */
+  invalid: { message: string; path?: (path: string) => string };
   /** The response body from the root field's value. */
   respond: (value: V) => unknown;
   /** Headers of a successful answer, by name (the API reference documents them too). */
@@ -183,7 +160,7 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
   /**
    * Told of every request the route refused after its rate window admitted it and before its
    * operation ran (e.g. for an audit). A request the window refused is never told: it writes
-   * nothing, so a flood past the window costs no database write (the window's metric counts it).
+   * nothing, so a flood past the window costs no database write.
    */
   onRefused?: (services: Services, refusal: { caller: C; kind: string; startedAt: number }) => Promise<void>;
 }
@@ -192,126 +169,107 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** `performance.now()` when a REST route began handling the request. */
     restStartedAt?: number;
+    /** The call the request's input named, read once (the HTTP metrics label gateway calls by it). */
+    restCall?: OperationCall;
     /** Whether the route's operation began executing (its own errors are then its own to record). */
     restExecuting?: boolean;
   }
+}
+
+export interface RestDeps {
+  services: Services;
+  executeOperation: OperationExecutor;
+  subscribeOperation: OperationSubscriber;
 }
 
 /** The declarations registered on each app, in order: the API reference documents exactly these. */
 const registered = new WeakMap<FastifyInstance, RestRoute<Caller>[]>();
 export const registeredRestRoutes = (app: FastifyInstance): readonly RestRoute<Caller>[] => registered.get(app) ?? [];
 
-/** A valid call's preload, started for the key with this hash; null without one (or for variables it could not read). */
-function startPreload(sql: Sql, keyHash: string, call: OperationCall): KeyPreload | null {
-  const { preload, variables } = call.operation;
-  if (!preload || variables.check(call.variables).length) return null;
-  try {
-    return preload(sql, keyHash, call.variables);
-  } catch {
-    return null;
+/** Stage 1, `onRequest`: who is calling and its window (401, 429), then what it may hold (429). */
+function callerStage<C extends Caller>(services: Services, route: RestRoute<C, unknown>) {
+  const { admit, onRefused } = route;
+  const serves = route.credential.serves;
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    // When the refusal hook's record says the request began.
+    if (onRefused) request.restStartedAt = performance.now();
+    const caller = refuseUnidentified(await identifyCaller(services, request, reply, serves));
+    if (admit) admit(services, caller as C, request.client);
+  };
+}
+
+/** Stage 2, the handler's first half: the input read once, as the call it names, checked (422, 404, 403, 422). */
+function readCall(route: RestRoute<Caller, unknown>, request: FastifyRequest, caller: Caller): OperationCall {
+  const input = route.method === 'GET' ? queryVariables(route.query ?? {}, request.query) : request.body;
+  const call = route.toCall(input);
+  request.restCall = call;
+  const { operation, variables } = call;
+  if (operation.scope && !(caller.type === 'user' && caller.scopes.has(operation.scope)))
+    throw new AppError('insufficient_scope', `${operation.name} needs the ${operation.scope} scope.`);
+  if (operation.type === 'subscription') requireEventStream(request, operation.name, route.stream);
+  const details = operation.variables.check(variables);
+  if (details.length) {
+    const path = route.invalid.path;
+    throw new AppError('invalid_request', route.invalid.message, path ? details.map((d) => ({ ...d, path: path(d.path) })) : details);
   }
+  return call;
+}
+
+/** Stage 3: the operation, answered with its root field's value (and the route's headers). */
+async function runCall<V>(deps: RestDeps, route: RestRoute<Caller, V>, request: FastifyRequest, reply: FastifyReply) {
+  const caller = request.principal as Caller;
+  const idempotencyKey = route.idempotencyHeader ? readIdempotencyKey(request, route.idempotencyHeader) : undefined;
+  const { operation, variables } = readCall(route as RestRoute<Caller, unknown>, request, caller);
+  request.restExecuting = true;
+  const context = { principal: caller, requestId: request.id, log: request.log, client: request.client, idempotencyKey };
+  if (operation.type === 'subscription')
+    return sendStream(reply, deps.subscribeOperation, { operation, variables, context, stream: route.stream! });
+  const { data, error } = await deps.executeOperation(operation.document, variables, context);
+  if (error) throw error;
+  // The operation's root field, as the route's document selects it.
+  const value = (data?.[operation.rootField] ?? null) as V;
+  if (route.responseHeaders)
+    for (const name in route.responseHeaders) {
+      const headerValue = route.responseHeaders[name].value(value);
+      if (headerValue !== undefined) reply.header(name, headerValue);
+    }
+  return reply.send(route.respond(value));
 }
 
 /** A refusal the route's `onRefused` is told of: any but the rate window's (and none for an answered request). */
 const isRefusalAfterWindow = (errorCode: string | undefined): errorCode is string =>
   errorCode !== undefined && errorCode !== 'rate_limited';
 
-/** Registers a declared REST route, and 405 for its other methods. */
-export function registerRestRoute<C extends Caller, V>(
-  app: FastifyInstance,
-  deps: { services: Services; executeOperation: OperationExecutor; subscribeOperation: OperationSubscriber },
-  route: RestRoute<C, V>,
+/** `onSend`, for a route told of refusals: before the answer leaves, so a caller that has its refusal can already find it recorded. */
+function refusalStage<C extends Caller>(
+  services: Services,
+  route: RestRoute<C, unknown>,
+  onRefused: NonNullable<RestRoute<C>['onRefused']>,
 ) {
-  registered.set(app, [...registeredRestRoutes(app), route as unknown as RestRoute<Caller>]);
-  const { services, executeOperation, subscribeOperation } = deps;
-  const { admit, onRefused } = route;
-  const callerOf = (request: FastifyRequest) => request.principal as C;
-  const guard = credentialGuard({ services, accepts: route.credential.accepts, defer: route.credential.defer });
+  return async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
+    const caller = request.principal;
+    if (caller && caller.type !== 'anonymous' && route.credential.serves.includes(caller.type as C['type'])) {
+      if (!request.restExecuting && isRefusalAfterWindow(request.errorCode))
+        await onRefused(services, {
+          caller: caller as C,
+          kind: request.errorCode,
+          startedAt: request.restStartedAt ?? performance.now(),
+        }).catch((error) => request.log.error({ err: error }, `could not record a refusal of ${route.path}`));
+    }
+    return payload;
+  };
+}
 
+/** Registers a declared REST route, and 405 for its other methods. */
+export function registerRestRoute<C extends Caller, V>(app: FastifyInstance, deps: RestDeps, route: RestRoute<C, V>) {
+  const generic = route as unknown as RestRoute<Caller, V>;
+  registered.set(app, [...registeredRestRoutes(app), generic as RestRoute<Caller>]);
   app.route({
     method: route.method,
     url: route.path,
-    onRequest: [
-      // One hook: the start, then the guard.
-      (request: FastifyRequest, reply: FastifyReply) => {
-        request.restStartedAt = performance.now();
-        return guard(request, reply);
-      },
-      ...(admit ? [async (request: FastifyRequest) => admit(services, callerOf(request), request.client)] : []),
-    ],
-    ...(onRefused && {
-      // Before the answer leaves: a caller that has its refusal can already find it recorded.
-      onSend: async (request: FastifyRequest, _reply: unknown, payload: unknown) => {
-        const caller = request.principal;
-        if (caller && route.credential.accepts(caller) && !request.restExecuting && isRefusalAfterWindow(request.errorCode)) {
-          await onRefused(services, { caller, kind: request.errorCode, startedAt: request.restStartedAt ?? performance.now() }).catch(
-            (error) => request.log.error({ err: error }, `could not record a refusal of ${route.path}`),
-          );
-        }
-        return payload;
-      },
-    }),
-    // A refusal before the handler (body size, media type, JSON) comes after the credential's and the window's.
-    ...(route.credential.defer && {
-      errorHandler: async (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-        let answered = error;
-        try {
-          await settleWithLookup(services, request, reply);
-        } catch (refusal) {
-          answered = refusal;
-        }
-        return request.server.errorHandler(answered as FastifyError, request, reply);
-      },
-    }),
-    handler: async (request, reply) => {
-      let preloaded: RequestContext['preloaded'];
-      let checked: OperationCall | undefined;
-      if (request.pendingKey) {
-        // A valid read: its statement looks the key up too, concurrently with the key's window.
-        const call = route.method === 'POST' ? route.peek?.(request.body) : undefined;
-        const started = call && startPreload(services.sql, request.pendingKey.hash, call);
-        if (started) {
-          preloaded = { field: call.operation.rootField, value: started.value };
-          checked = call;
-        }
-        await (started ? settlePendingKey(services, request, reply, started.owner) : settleWithLookup(services, request, reply));
-      }
-      const caller = callerOf(request);
-      const idempotencyKey = route.idempotencyHeader ? readIdempotencyKey(request, route.idempotencyHeader) : undefined;
-      const input = route.method === 'GET' ? queryVariables(route.query ?? {}, request.query) : request.body;
-      const { operation, variables } = route.toCall(input, caller);
-      if (operation.type === 'subscription') requireEventStream(request, operation.name, route.stream);
-      // The preload's call came from this same body, its variables already checked.
-      const details = checked?.operation === operation ? [] : operation.variables.check(variables);
-      if (details.length) {
-        const detailPath = route.detailPath ?? ((path: string) => path);
-        throw new AppError(
-          'invalid_request',
-          route.invalidMessage,
-          details.map((d) => ({ ...d, path: detailPath(d.path) })),
-        );
-      }
-      request.restExecuting = true;
-      const context = {
-        principal: caller,
-        requestId: request.id,
-        log: request.log,
-        client: request.client,
-        ...(idempotencyKey && { idempotencyKey }),
-        ...(preloaded && { preloaded }),
-      };
-      if (operation.type === 'subscription')
-        return sendStream(reply, subscribeOperation, { operation, variables, context, stream: route.stream! });
-      const { data, error } = await executeOperation(operation.document, variables, context);
-      if (error) throw error;
-      // The operation's root field, as the route's document selects it.
-      const value = (data?.[operation.rootField] ?? null) as V;
-      for (const [name, header] of Object.entries(route.responseHeaders ?? {})) {
-        const headerValue = header.value(value);
-        if (headerValue !== undefined) reply.header(name, headerValue);
-      }
-      return reply.send(route.respond(value));
-    },
+    onRequest: callerStage(deps.services, route as RestRoute<C, unknown>),
+    ...(route.onRefused && { onSend: refusalStage(deps.services, route as RestRoute<C, unknown>, route.onRefused) }),
+    handler: (request, reply) => runCall(deps, generic, request, reply),
   });
   allowOnly(app, route.path, [route.method]);
 }

@@ -13,46 +13,32 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
  * operations (http/gateway/operations/*.graphql); the answer is `{"data": <its root field>}`.
  */
 export function gatewayCallRoute(registry: OperationRegistry): RestRoute<UserPrincipal> {
-  /** Body shape (422), then operationId (404). */
-  const operationOfBody = (body: unknown) => {
-    if (!isObject(body)) throw new AppError('invalid_request', 'The body must be a JSON object with operationId and variables.');
-    const unknown = Object.keys(body).filter((key) => !BODY_FIELDS.has(key));
-    if (unknown.length)
-      throw new AppError(
-        'invalid_request',
-        'The body has unknown fields.',
-        unknown.map((path) => ({ path, message: UNKNOWN_FIELD })),
-      );
-    if (typeof body.operationId !== 'string')
-      throw new AppError('invalid_request', 'operationId must be a string.', [{ path: 'operationId', message: mustBeOfType(['string']) }]);
-    if (body.variables !== undefined && !isObject(body.variables)) {
-      throw new AppError('invalid_request', 'variables must be an object.', [{ path: 'variables', message: mustBeOfType(['object']) }]);
-    }
-    const operation = registry.get(body.operationId);
-    if (!operation) throw new AppError('unknown_operation', 'Unknown operationId; GET /api/v1/operations lists them.');
-    return { operation, variables: (body.variables as Record<string, unknown> | undefined) ?? {} };
-  };
   return {
     method: 'POST',
     path: '/api/v1/call',
     summary: 'Runs a gateway operation named by operationId (GET /api/v1/operations lists them).',
-    credential: { name: 'gateway key', accepts: (principal): principal is UserPrincipal => principal.type === 'user', defer: true },
-    // Body shape (422), then operationId (404), then scope (403): the checks before the variables.
-    toCall(body, caller) {
-      const { operation, variables } = operationOfBody(body);
-      if (!caller.scopes.has(operation.scope))
-        throw new AppError('insufficient_scope', `${operation.operationId} needs the ${operation.scope} scope.`);
-      return { operation: operation.prepared, variables };
+    credential: { name: 'gateway key', serves: ['user'] },
+    // Body shape (422), then operationId (404); the scope (403) is the operation's.
+    toCall(body) {
+      if (!isObject(body)) throw new AppError('invalid_request', 'The body must be a JSON object with operationId and variables.');
+      const unknown = Object.keys(body).filter((key) => !BODY_FIELDS.has(key));
+      if (unknown.length)
+        throw new AppError(
+          'invalid_request',
+          'The body has unknown fields.',
+          unknown.map((path) => ({ path, message: UNKNOWN_FIELD })),
+        );
+      if (typeof body.operationId !== 'string')
+        throw new AppError('invalid_request', 'operationId must be a string.', [
+          { path: 'operationId', message: mustBeOfType(['string']) },
+        ]);
+      if (body.variables !== undefined && !isObject(body.variables))
+        throw new AppError('invalid_request', 'variables must be an object.', [{ path: 'variables', message: mustBeOfType(['object']) }]);
+      const operation = registry.get(body.operationId);
+      if (!operation) throw new AppError('unknown_operation', 'Unknown operationId; GET /api/v1/operations lists them.');
+      return { operation: operation.prepared, variables: (body.variables as Record<string, unknown> | undefined) ?? {} };
     },
-    peek(body) {
-      try {
-        const { operation, variables } = operationOfBody(body);
-        return { operation: operation.prepared, variables };
-      } catch {
-        return undefined;
-      }
-    },
-    invalidMessage: 'variables are invalid.',
+    invalid: { message: 'variables are invalid.' },
     respond: (value) => ({ data: value }),
     reference: gatewayReference(registry),
     // watchNotifications: each event as `{"data": <event>}`, like a call's answer.

@@ -24,9 +24,11 @@ function skipTraceQueryRoute(
     credential: SKIP_TRACE_KEY,
     query: operation.variables.schema,
     toCall: (query) => ({ operation, variables: query as Record<string, unknown> }),
-    // Paths name the query parameters: `limit`, not `variables.limit`.
-    detailPath: (path) => path.replace(/^variables\.?/, '') || '(query)',
-    invalidMessage: 'The query parameters are invalid.',
+    invalid: {
+      message: 'The query parameters are invalid.',
+      // Paths name the query parameters: `limit`, not `variables.limit`.
+      path: (path) => path.replace(/^variables\.?/, '') || '(query)',
+    },
     respond: (value) => value,
     reference: { description: declaration.description },
   };

@@ -17,7 +17,7 @@ const SKIP_TRACE_DOCUMENT = parse(`mutation skipTrace($input: SkipTraceInput!) {
 /** The credential of the skip trace routes: an organization's skip trace key. */
 export const SKIP_TRACE_KEY: RestRoute<OrganizationPrincipal>['credential'] = {
   name: 'skip trace key',
-  accepts: (principal): principal is OrganizationPrincipal => principal.type === 'organization',
+  serves: ['organization'],
 };
 
 /** Selected for the headers, not part of the body. */
@@ -99,9 +99,11 @@ export function skipTraceRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
         throw new AppError('invalid_request', 'The body must be a JSON object with an address.');
       return { operation, variables: { input: body } };
     },
-    // Paths name fields of the body: `address.zip`, not `variables.input.address.zip`.
-    detailPath: (path) => path.replace(/^variables\.input\.?/, '') || '(body)',
-    invalidMessage: 'The skip trace request is invalid.',
+    invalid: {
+      message: 'The skip trace request is invalid.',
+      // Paths name fields of the body: `address.zip`, not `variables.input.address.zip`.
+      path: (path) => path.replace(/^variables\.input\.?/, '') || '(body)',
+    },
     // The body is the API reference's object; the billing fields travel as headers.
     respond: ({ id, status, persons }) => ({ id, status, persons }),
     responseHeaders: BILLING_HEADERS,
