@@ -6,7 +6,8 @@ import { startService, type TestService } from '../support/harness.js';
 let vendor: FakeVendor;
 let service: TestService;
 
-const TIMEOUT_MS = 400;
+// Well above the slow vendor delays below (200–300 ms), so a loaded machine does not turn them into timeouts.
+const TIMEOUT_MS = 1000;
 
 beforeAll(async () => {
   vendor = await startFakeVendor();
