@@ -7,24 +7,29 @@
  * The gateway as the service runs it: every statement a named prepared statement; the key looked
  * up (`findActiveGatewayKey`) while a point of its rate window, keyed by the key's hash, is spent
  * in Redis, before the body is read; then the operation's statements, which are those of the
- * naive floor for reads (a feed page and its totals in parallel, or the counter rows) and a mark
- * that returns the changed ids and publishes its event. The skip trace is `same-sql-skip-trace.ts`.
+ * naive floor for the counts (the counter rows), the service's one statement for a feed page and
+ * its totals (`listNotifications` below), and a mark that returns the changed ids and publishes its event. The skip trace is `same-sql-skip-trace.ts`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   bearer,
   bound,
+  COLUMNS,
   consumeWindow,
+  decodeCursor,
+  encodeCursor,
+  type FloorRoutes,
   GATEWAY_LIMIT,
   HttpError,
+  likePattern,
   readJson,
   redis,
   setWindowHeaders,
   sha256,
+  toNotification,
   USER_WRITE_LOCK,
-  type FloorRoutes,
 } from '../lib/floor-kit.js';
-import { counts, listNotifications, markAllNotificationsRead, type UserKey } from './naive.js';
+import { counts, markAllNotificationsRead, type UserKey } from './naive.js';
 import { skipTrace } from './same-sql-skip-trace.js';
 
 /** The service's key lookup (`findActiveGatewayKey`); null without a row. */
@@ -57,6 +62,52 @@ async function markNotificationsRead(userId: string, v: Record<string, unknown>)
     );
   }
   return { success: true, updatedCount: rows.length };
+}
+
+/** The service's `selectFeedPage` (notifications/feed.data.ts): the filter's totals and the page in one statement. */
+async function listNotifications(userId: string, v: Record<string, unknown>) {
+  const limit = (v.limit as number | undefined) ?? 25;
+  const type = (v.notificationTypeFilter as string | undefined) || null;
+  const seen = (v.seen as boolean | undefined) ?? null;
+  const search = (v.searchTerm as string | undefined) || null;
+  const after = v.cursor ? decodeCursor(userId, v.cursor as string) : null;
+  const values: unknown[] = [];
+  const p = (value: unknown) => `$${values.push(value)}`;
+  const matching = (withSeen: boolean) => {
+    const c = [`user_id = ${p(userId)}`];
+    if (type !== null) c.push(`notification_type = ${p(type)}`);
+    if (withSeen && seen !== null) c.push(`is_seen = ${p(seen)}`);
+    if (search !== null) {
+      const pattern = likePattern(search);
+      c.push(`(title ilike ${p(pattern)} escape '\\' or body ilike ${p(pattern)} escape '\\')`);
+    }
+    return c.join(' and ');
+  };
+  const totals =
+    search !== null
+      ? `select count(*) filter (where ${seen === null ? 'true' : `is_seen = ${p(seen)}`})::int as total,
+                count(*) filter (where not is_seen)::int as unread
+           from notifications where ${matching(false)}`
+      : `select coalesce(sum(${seen === null ? 'unread_count + read_count' : seen ? 'read_count' : 'unread_count'}), 0)::int as total,
+                coalesce(sum(unread_count), 0)::int as unread
+           from notification_counters where user_id = ${p(userId)}${type !== null ? ` and notification_type = ${p(type)}` : ''}`;
+  const page = matching(true) + (after ? ` and (created_at, id) < (${p(after.createdAt)}, ${p(after.id)})` : '');
+  const { rows } = await bound(
+    `with t as (${totals})
+     select t.total, t.unread, n.* from t left join lateral (
+       select ${COLUMNS} from notifications where ${page}
+        order by created_at desc, id desc limit ${limit + 1}) n on true
+      order by n.created_at desc, n.id desc`,
+    values,
+  );
+  const found = rows.filter((row) => row.id !== null);
+  const last = found[limit - 1];
+  return {
+    notifications: found.slice(0, limit).map(toNotification),
+    total: Number(rows[0].total),
+    hasUnread: Number(rows[0].unread) > 0,
+    nextCursor: found.length > limit && last ? encodeCursor(userId, last.created_at as Date, last.id as string) : null,
+  };
 }
 
 async function gateway(req: IncomingMessage, res: ServerResponse) {

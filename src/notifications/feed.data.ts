@@ -158,30 +158,53 @@ export function sumCounterRows(rows: Iterable<NotificationTypeCounts>): Notifica
   return counts;
 }
 
-/**
- * Up to `limit` matching rows after `after`, newest first (keyset on created_at desc, id desc).
- * The limit is written into the text, so the planner knows how few rows it needs.
- */
-export async function selectFeedPage(db: Db, userId: string, filter: FeedConditions, after: KeysetPosition | null, limit: number) {
-  const rows = await db.rows<NotificationRow>(
-    sql`select ${COLUMNS} from notifications
-         where ${matching(userId, filter)}${after ? sql` and (created_at, id) < (${after.createdAt}, ${after.id})` : empty}
-         order by created_at desc, id desc limit ${raw(String(limit))}`,
-  );
-  return rows.map(toNotification);
+/** A page of the feed and its totals. */
+export interface FeedRows {
+  rows: NotificationView[];
+  total: number;
+  hasUnread: boolean;
 }
 
 /**
- * `total` (all filters) and `hasUnread` (the seen filter ignored) counted over the matching rows
- * themselves, as a search term needs (served by the trigram indexes).
+ * Up to `limit` matching rows after `after`, newest first (keyset on created_at desc, id desc),
+ * and the filter's totals, in one statement: one round trip for the page and its numbers. The
+ * limit is written into the text, so the planner knows how few rows it needs.
  */
-export async function searchTotals(db: Db, userId: string, filter: FeedConditions) {
-  const rows = await db.rows<{ total: number; unread: number }>(
-    sql`select count(*) filter (where ${filter.seen === null ? raw('true') : sql`is_seen = ${filter.seen}`})::int as total,
-               count(*) filter (where not is_seen)::int as unread
-          from notifications where ${matching(userId, filter, false)}`,
+export async function selectFeedPage(
+  db: Db,
+  userId: string,
+  filter: FeedConditions,
+  after: KeysetPosition | null,
+  limit: number,
+): Promise<FeedRows> {
+  const rows = await db.rows<NotificationRow & { total: number; unread: number }>(
+    sql`with t as (${totals(userId, filter)})
+        select t.total, t.unread, n.* from t left join lateral (
+          select ${COLUMNS} from notifications
+           where ${matching(userId, filter)}${after ? sql` and (created_at, id) < (${after.createdAt}, ${after.id})` : empty}
+           order by created_at desc, id desc limit ${raw(String(limit))}) n on true
+         order by n.created_at desc, n.id desc`,
   );
-  return { total: Number(rows[0]?.total ?? 0), hasUnread: Number(rows[0]?.unread ?? 0) > 0 };
+  return {
+    rows: rows.filter((row) => row.id !== null).map(toNotification),
+    total: Number(rows[0]?.total ?? 0),
+    hasUnread: Number(rows[0]?.unread ?? 0) > 0,
+  };
+}
+
+/**
+ * `total` (all filters) and `unread` (the seen filter ignored): from the counter rows, or, with a
+ * search term, counted over the matching rows themselves (served by the trigram indexes).
+ */
+function totals(userId: string, filter: FeedConditions): Statement {
+  if (filter.search !== null)
+    return sql`select count(*) filter (where ${filter.seen === null ? raw('true') : sql`is_seen = ${filter.seen}`})::int as total,
+                      count(*) filter (where not is_seen)::int as unread
+                 from notifications where ${matching(userId, filter, false)}`;
+  const total = raw(filter.seen === null ? 'unread_count + read_count' : filter.seen ? 'read_count' : 'unread_count');
+  return sql`select coalesce(sum(${total}), 0)::int as total, coalesce(sum(unread_count), 0)::int as unread
+               from notification_counters
+              where user_id = ${userId}${filter.type !== null ? sql` and notification_type = ${filter.type}` : empty}`;
 }
 
 /**

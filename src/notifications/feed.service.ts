@@ -12,7 +12,6 @@ import {
   insertNotifications,
   knownNotificationTypes,
   notificationTypeCatalog,
-  searchTotals,
   selectFeedPage,
   updateAllSeen,
   updateSeen,
@@ -68,23 +67,9 @@ export async function listNotifications(db: Db, userId: string, filter: ListFilt
   const limit = pageSize(FEED_LISTING, filter.limit);
   const conditions = normalizeFilter(filter);
   const after = pageCursor(FEED_LISTING, userId, filter.cursor);
-  const [rows, counts] = await Promise.all([selectFeedPage(db, userId, conditions, after, limit + 1), totals(db, userId, conditions)]);
+  const { rows, total, hasUnread } = await selectFeedPage(db, userId, conditions, after, limit + 1);
   const page = keysetPage(userId, rows, limit, (row) => row);
-  return { notifications: page.nodes, total: counts.total, hasUnread: counts.hasUnread, nextCursor: page.nextCursor };
-}
-
-/**
- * `total` and `hasUnread`. Without a search term both come from the counter rows; a search term
- * needs the matching rows themselves (served by the trigram indexes).
- */
-async function totals(db: Db, userId: string, conditions: FeedConditions) {
-  if (conditions.search !== null) return searchTotals(db, userId, conditions);
-  const counts = await counterTotals(db, userId, conditions.type);
-  const seen = conditions.seen;
-  return {
-    total: seen === null ? counts.unreadCount + counts.readCount : seen ? counts.readCount : counts.unreadCount,
-    hasUnread: counts.unreadCount > 0,
-  };
+  return { notifications: page.nodes, total, hasUnread, nextCursor: page.nextCursor };
 }
 
 /**
