@@ -11,7 +11,8 @@ import { vendorEnv, type FakeVendor } from '../support/fake-vendor.js';
 import { raceOneKey, sleep } from '../support/billing.js';
 import { json, skipTraceOrganization, spawnService, useTwoProcesses, type ServiceProcess } from './spawn-service.js';
 
-const TIMEOUT_MS = 1000;
+// Well above the slow vendor's 300 ms, so a loaded machine does not turn the race's winner into a 504.
+const TIMEOUT_MS = 3000;
 const env = (vendor: FakeVendor) => ({
   ...vendorEnv(vendor),
   SKIPTRACE_TIMEOUT_MS: String(TIMEOUT_MS),
@@ -77,7 +78,7 @@ describe('Idempotency-Key across two server processes', () => {
     const request = body();
     const first = await trace(a, org.stk, request, key);
     expect({ status: first.status, code: first.body.error?.code }).toEqual({ status: 504, code: 'timeout' });
-    await sleep(800);
+    await sleep(1500);
     const retry = await trace(b, org.stk, request, key);
     expect(retry.status).toBe(200);
     expect(retry.headers.get('x-cache')).toBe('hit');

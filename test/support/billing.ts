@@ -105,8 +105,12 @@ export async function raceOneKey(send: (i: number) => Promise<Pick<HttpResult, '
   const wave = (count: number) => Promise.all(Array.from({ length: count }, (_, i) => send(i)));
   const during = await wave(25);
   const after = await wave(25);
-  expect(after.every((r) => r.status === 200 && r.headers.get('idempotent-replayed') === 'true')).toBe(true);
   const results = [...during, ...after];
+  const seen = results.map((r) => `${r.status} ${r.headers.get('idempotent-replayed') ?? ''} ${r.body?.error?.code ?? ''}`.trim());
+  expect(
+    after.every((r) => r.status === 200 && r.headers.get('idempotent-replayed') === 'true'),
+    seen.join(', '),
+  ).toBe(true);
   const ok = results.filter((r) => r.status === 200);
   const inUse = results.filter((r) => r.status === 409);
   expect(ok.length + inUse.length).toBe(50);
