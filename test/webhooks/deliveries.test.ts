@@ -11,7 +11,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../support/harness.js';
 import { eventually, startReceiver, type Receiver } from '../support/webhook-receiver.js';
 import { deliveryRow, enqueue, organizationWithKey, ownDatabase, rotateSecret, type OwnDatabase } from '../support/webhooks.js';
-import { webhookStateOf } from '../../src/webhooks/index.js';
+import { webhookStateOf, type Resolve } from '../../src/webhooks/index.js';
+import { systemResolve } from '../../src/webhooks/webhook-url.js';
 
 const RETRY_BASE_MS = 400;
 const TIMEOUT_MS = 1000;
@@ -20,15 +21,21 @@ let database: OwnDatabase;
 let service: TestService;
 let receivers: Receiver[] = [];
 
+/** Names only this test's resolver knows (the system's does not): a delivery to one connects where it resolved. */
+const resolve: Resolve = async (hostname) => (hostname === 'hooks.internal.test' ? ['127.0.0.1'] : systemResolve(hostname));
+
 beforeAll(async () => {
   database = await ownDatabase();
-  service = await startService({
-    ...database.env,
-    SKIPTRACE_WEBHOOK_ALLOW_PRIVATE: 'true',
-    WEBHOOK_RETRY_BASE_MS: String(RETRY_BASE_MS),
-    WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
-    WEBHOOK_POLL_INTERVAL_MS: '50',
-  });
+  service = await startService(
+    {
+      ...database.env,
+      SKIPTRACE_WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_RETRY_BASE_MS: String(RETRY_BASE_MS),
+      WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
+      WEBHOOK_POLL_INTERVAL_MS: '50',
+    },
+    { app: { webhookResolve: resolve } },
+  );
 });
 afterAll(async () => {
   await service?.close();
@@ -172,6 +179,26 @@ describe('what a delivery never does', () => {
       () => stateOf(subjectId),
       (state) => state?.deliveredAt != null && state.attempts === 2 && state.lastStatus === 200,
     );
+  });
+});
+
+describe('where a delivery connects', () => {
+  it('to the address its name was just resolved to and checked, not a second resolution of the name', async () => {
+    const org = await organizationWithKey(service);
+    await rotateSecret(service, org.key);
+    const hook = await receiver();
+    const subjectId = await enqueue(service, org.organizationId, `http://hooks.internal.test:${hook.port}/hooks?token=abc`);
+    const [request] = await hook.waitFor(1);
+    expect(request.headers.host).toBe(`hooks.internal.test:${hook.port}`);
+    expect(
+      await eventually(
+        () => stateOf(subjectId),
+        (state) => state?.deliveredAt != null,
+      ),
+    ).toMatchObject({
+      attempts: 1,
+      lastStatus: 200,
+    });
   });
 });
 
