@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../infra/config.js';
 import type { Db } from '../infra/database/sql.js';
+import { startPeriodic } from '../infra/periodic.js';
 import { sendWebhook, signedRequest } from './delivery.js';
 import { resolveWebhookTarget, WebhookUrlRefusal, type Resolve } from './webhook-url.js';
 import { claimDueDeliveries, recordAttempt, releaseClaim, type AttemptOutcome, type ClaimedDelivery } from './webhooks.data.js';
@@ -31,7 +32,6 @@ export interface WebhookWorkerOptions {
 export function startWebhookWorker(db: Db, config: Config['webhooks'], log: Logger, options: WebhookWorkerOptions = {}): WebhookWorker {
   const stopping = new AbortController();
   const retry = { retryBaseMs: config.retryBaseMs, maxAttempts: MAX_WEBHOOK_ATTEMPTS };
-  let running: Promise<void> | null = null;
 
   const attempt = async (delivery: ClaimedDelivery, token: string) => {
     const claim = { id: delivery.id, token };
@@ -57,22 +57,13 @@ export function startWebhookWorker(db: Db, config: Config['webhooks'], log: Logg
       if (claimed.length < CONCURRENCY) break;
     }
   };
-  const tick = () => {
-    if (running || stopping.signal.aborted) return;
-    running = drain()
-      .catch((error) => log.warn({ err: error }, 'could not claim webhook deliveries; retrying at the next interval'))
-      .finally(() => {
-        running = null;
-      });
-  };
-  const timer = setInterval(tick, config.pollIntervalMs);
-  // Never what keeps the process alive.
-  timer.unref();
+  const periodic = startPeriodic(drain, config.pollIntervalMs, (error) =>
+    log.warn({ err: error }, 'could not claim webhook deliveries; retrying at the next interval'),
+  );
   return {
     async stop() {
-      clearInterval(timer);
       stopping.abort();
-      await running;
+      await periodic.stop();
     },
   };
 }
