@@ -44,26 +44,31 @@ export function startWebhookWorker(db: Db, config: Config['webhooks'], log: Logg
     else log.info({ webhookId: delivery.id, host, attempt: delivery.attempts, reason: outcome.error }, 'webhook attempt failed');
   };
 
-  const drain = async () => {
-    while (!stopping.signal.aborted) {
+  // Attempts under way on this instance: a slow receiver holds one slot, not the others.
+  const inFlight = new Set<Promise<void>>();
+  const fill = async () => {
+    while (!stopping.signal.aborted && inFlight.size < CONCURRENCY) {
+      const limit = CONCURRENCY - inFlight.size;
       const token = randomUUID();
       const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
-      const claimed = await claimDueDeliveries(db, { token, limit: CONCURRENCY, leaseMs, maxAttempts: MAX_WEBHOOK_ATTEMPTS });
-      await Promise.all(
-        claimed.map((delivery) =>
-          attempt(delivery, token).catch((error) => log.warn({ err: error, webhookId: delivery.id }, 'could not record a webhook attempt')),
-        ),
-      );
-      if (claimed.length < CONCURRENCY) break;
+      const claimed = await claimDueDeliveries(db, { token, limit, leaseMs, maxAttempts: MAX_WEBHOOK_ATTEMPTS });
+      for (const delivery of claimed) {
+        const running: Promise<void> = attempt(delivery, token)
+          .catch((error) => log.warn({ err: error, webhookId: delivery.id }, 'could not record a webhook attempt'))
+          .finally(() => inFlight.delete(running));
+        inFlight.add(running);
+      }
+      if (claimed.length < limit) break;
     }
   };
-  const periodic = startPeriodic(drain, config.pollIntervalMs, (error) =>
+  const periodic = startPeriodic(fill, config.pollIntervalMs, (error) =>
     log.warn({ err: error }, 'could not claim webhook deliveries; retrying at the next interval'),
   );
   return {
     async stop() {
       stopping.abort();
       await periodic.stop();
+      await Promise.all(inFlight);
     },
   };
 }

@@ -6,6 +6,7 @@
  * of a dead process retried once its lease runs out, organizations' secrets apart.
  */
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../support/harness.js';
@@ -20,6 +21,14 @@ const TIMEOUT_MS = 1000;
 let database: OwnDatabase;
 let service: TestService;
 let receivers: Receiver[] = [];
+/** The service's log lines (at debug level): what a delivery writes there. */
+const logLines: string[] = [];
+const logCapture = new Writable({
+  write(chunk, _encoding, done) {
+    logLines.push(...String(chunk).split('\n').filter(Boolean));
+    done();
+  },
+});
 
 /** Names only this test's resolver knows (the system's does not): a delivery to one connects where it resolved. */
 const resolve: Resolve = async (hostname) => (hostname === 'hooks.internal.test' ? ['127.0.0.1'] : systemResolve(hostname));
@@ -33,8 +42,9 @@ beforeAll(async () => {
       WEBHOOK_RETRY_BASE_MS: String(RETRY_BASE_MS),
       WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
       WEBHOOK_POLL_INTERVAL_MS: '50',
+      LOG_LEVEL: 'debug',
     },
-    { app: { webhookResolve: resolve } },
+    { app: { webhookResolve: resolve }, logDestination: logCapture },
   );
 });
 afterAll(async () => {
@@ -171,6 +181,11 @@ describe('what a delivery never does', () => {
       (current) => current.attempts === 1 && current.lease_token === null,
     );
     expect(row).toMatchObject({ last_status: null, delivered_at: null, last_error: 'no answer in time' });
+    // The service gave up on it: the receiver sees the connection closed.
+    await eventually(
+      async () => first.closedAt,
+      (closedAt) => closedAt !== undefined,
+    );
     expect(first.closedAt! - first.at).toBeGreaterThanOrEqual(TIMEOUT_MS - 100);
     expect(first.closedAt! - first.at).toBeLessThan(TIMEOUT_MS + 1500);
     // Then retried like any failure.
@@ -179,6 +194,45 @@ describe('what a delivery never does', () => {
       () => stateOf(subjectId),
       (state) => state?.deliveredAt != null && state.attempts === 2 && state.lastStatus === 200,
     );
+  });
+});
+
+describe('what a delivery keeps of an answer', () => {
+  it("logs and stores at most an excerpt of the receiver's body, never the secret or the URL's path and query", async () => {
+    const org = await organizationWithKey(service);
+    const secret = await rotateSecret(service, org.key);
+    const hook = await receiver();
+    hook.script([{ status: 500, body: `BODY-START ${'y'.repeat(20_000)}` }]);
+    const subjectId = await enqueue(service, org.organizationId, `${hook.url}/private-path?token=hunter2`);
+    await hook.waitFor(2);
+    const row = await deliveryRow(service, subjectId);
+    expect(row.last_error === null || row.last_error.length <= 200).toBe(true);
+    const mentions = logLines.filter((line) => line.includes('BODY-START'));
+    expect(mentions.length).toBeGreaterThan(0);
+    for (const line of logLines) {
+      expect(line).not.toContain('hunter2');
+      expect(line).not.toContain('private-path');
+      expect(line).not.toContain(secret.slice('whsec_'.length));
+      expect(line.match(/y+/g)?.reduce((longest, run) => Math.max(longest, run.length), 0) ?? 0).toBeLessThanOrEqual(200);
+    }
+  });
+});
+
+describe('deliveries side by side', () => {
+  it("are not held up by a receiver that does not answer: another organization's delivery arrives meanwhile", async () => {
+    const slowOrg = await organizationWithKey(service);
+    const quickOrg = await organizationWithKey(service);
+    await rotateSecret(service, slowOrg.key);
+    await rotateSecret(service, quickOrg.key);
+    const slow = await receiver();
+    const quick = await receiver();
+    slow.script(['hang']);
+    await enqueue(service, slowOrg.organizationId, slow.url);
+    const [held] = await slow.waitFor(1);
+    await enqueue(service, quickOrg.organizationId, quick.url);
+    const [arrived] = await quick.waitFor(1);
+    expect(held.closedAt).toBeUndefined();
+    expect(arrived.at - held.at).toBeLessThan(TIMEOUT_MS);
   });
 });
 
