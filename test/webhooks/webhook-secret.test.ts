@@ -38,6 +38,7 @@ describe('POST /api/v1/skiptrace/webhook-secret', () => {
     expect(Buffer.from(SECRET.exec(first.body.secret)![1], 'base64').length).toBeGreaterThanOrEqual(24);
     expect(() => new Webhook(first.body.secret)).not.toThrow();
     expect(first.headers.get('x-ratelimit-remaining')).not.toBeNull();
+    expect(first.headers.get('cache-control')).toBe('no-store');
 
     const second = await post(org.key, { headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(second.status).toBe(200);

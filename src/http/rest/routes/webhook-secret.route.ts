@@ -26,6 +26,14 @@ export function webhookSecretRoute(schema: GraphQLSchema): RestRoute<Organizatio
     },
     invalid: { message: 'The request is invalid.' },
     respond: (value) => value,
+    // The one answer that carries the secret: no cache along the way may keep it.
+    responseHeaders: {
+      'Cache-Control': {
+        description: '`no-store`: the answer carries the secret, shown only this once.',
+        schema: { const: 'no-store' },
+        value: () => 'no-store',
+      },
+    },
     reference: {
       description:
         "`{secret, createdAt}`: `secret` is `whsec_` + base64 of 32 random bytes, the key of every webhook's `webhook-signature` (Standard Webhooks), verifiable with the `standardwebhooks` library. Each call replaces the secret; the old one signs nothing more. Costs no credit.",
