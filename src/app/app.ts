@@ -24,7 +24,7 @@ import { skipTraceRoute } from '../http/rest/routes/skip-trace.route.js';
 import { skipTraceAccountRoute, skipTraceUsageRoute } from '../http/rest/routes/skip-trace-billing.routes.js';
 import { startIdempotencySweeper } from '../skip-trace/idempotency/idempotency-sweeper.js';
 import { startWebhookWorker } from '../webhooks/webhook-worker.js';
-import type { Resolve } from '../webhooks/webhook-url.js';
+import { createWebhookUrlGuard, type Resolve } from '../webhooks/webhook-url.js';
 import { webhookSecretRoute } from '../http/rest/routes/webhook-secret.route.js';
 import type { Services } from '../schema/context.js';
 import { createTraceCoordinator } from '../skip-trace/trace-coordinator.js';
@@ -71,11 +71,11 @@ export async function buildApp(
   // Loaded only when configured: without REDIS_URL the windows are in-process.
   const redis = config.redisUrl ? await (await import('../infra/redis.js')).connectRedis(config.redisUrl, log) : null;
   const eventBus = config.redisUrl && redis ? createRedisEventBus(config.redisUrl, redis, log) : createLocalEventBus();
-  const services = createServices(config, log, { database, redis, eventBus });
+  const services = createServices(config, log, { database, redis, eventBus }, options.webhookResolve);
   const http = createHttpServer(config, log);
   registerRoutes(http, services, registry);
   const idempotencySweeper = startIdempotencySweeper(database.sql, config.skipTrace.idempotencySweep, log);
-  const webhookWorker = startWebhookWorker(database.sql, config.webhooks, log, { resolve: options.webhookResolve });
+  const webhookWorker = startWebhookWorker(database.sql, config.webhooks, log, services.webhookUrls.options);
   return {
     http,
     services,
@@ -109,6 +109,7 @@ function createServices(
   config: Config,
   log: pino.Logger,
   backends: { database: Database; redis: Redis | null; eventBus: EventBus },
+  webhookResolve?: Resolve,
 ): Services {
   const { database, redis, eventBus } = backends;
   const metrics = createMetricsRegistry(database.pool);
@@ -143,6 +144,7 @@ function createServices(
     skipTraceMetrics,
     streams,
     notificationEvents: createNotificationEvents({ db: database.sql, bus: eventBus, log }),
+    webhookUrls: createWebhookUrlGuard({ allowPrivate: config.webhooks.allowPrivate, resolve: webhookResolve }),
   };
 }
 

@@ -9,6 +9,13 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { AppError } from '../common/errors.js';
 
+declare module '../schema/context.js' {
+  interface Services {
+    /** `checkWebhookUrl` with this instance's options (SKIPTRACE_WEBHOOK_ALLOW_PRIVATE, the resolver). */
+    webhookUrls: WebhookUrlGuard;
+  }
+}
+
 /** A host name's addresses, as the system resolver (or a test's) gives them. */
 export type Resolve = (hostname: string) => Promise<string[]>;
 
@@ -121,3 +128,15 @@ export async function checkWebhookUrl(text: string, options: WebhookUrlOptions):
     throw new AppError('invalid_request', `The webhook URL is refused: ${message}`, [{ path: 'webhookUrl', message }]);
   }
 }
+
+/** The URL check bound to one instance's options, which its deliveries check with too. */
+export interface WebhookUrlGuard {
+  options: WebhookUrlOptions;
+  /** `checkWebhookUrl` with these options. */
+  check(url: string): Promise<string>;
+}
+
+export const createWebhookUrlGuard = (options: WebhookUrlOptions): WebhookUrlGuard => ({
+  options,
+  check: (url) => checkWebhookUrl(url, options),
+});

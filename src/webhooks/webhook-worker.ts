@@ -4,7 +4,7 @@ import type { Config } from '../infra/config.js';
 import type { Db } from '../infra/database/sql.js';
 import { startPeriodic } from '../infra/periodic.js';
 import { sendWebhook, signedRequest } from './delivery.js';
-import { resolveWebhookTarget, WebhookUrlRefusal, type Resolve } from './webhook-url.js';
+import { resolveWebhookTarget, WebhookUrlRefusal, type WebhookUrlOptions } from './webhook-url.js';
 import { claimDueDeliveries, recordAttempt, releaseClaim, type AttemptOutcome, type ClaimedDelivery } from './webhooks.data.js';
 
 /** Attempts of one delivery, at most (the first and its retries). */
@@ -19,24 +19,19 @@ export interface WebhookWorker {
   stop(): Promise<void>;
 }
 
-export interface WebhookWorkerOptions {
-  /** The resolver each delivery checks its URL with; a test's own in tests. */
-  resolve?: Resolve;
-}
-
 /**
  * Sends queued webhooks: every `pollIntervalMs` it claims due deliveries (`for update skip
  * locked`, so any number of instances share the table) and makes one attempt of each, checking
  * the URL's addresses again first. Every instance runs one, the embedded process too.
  */
-export function startWebhookWorker(db: Db, config: Config['webhooks'], log: Logger, options: WebhookWorkerOptions = {}): WebhookWorker {
+export function startWebhookWorker(db: Db, config: Config['webhooks'], log: Logger, urls: WebhookUrlOptions): WebhookWorker {
   const stopping = new AbortController();
   const retry = { retryBaseMs: config.retryBaseMs, maxAttempts: MAX_WEBHOOK_ATTEMPTS };
 
   const attempt = async (delivery: ClaimedDelivery, token: string) => {
     const claim = { id: delivery.id, token };
     const signal = AbortSignal.any([AbortSignal.timeout(config.timeoutMs), stopping.signal]);
-    const outcome = await attemptDelivery(delivery, { allowPrivate: config.allowPrivate, resolve: options.resolve }, signal);
+    const outcome = await attemptDelivery(delivery, urls, signal);
     if (stopping.signal.aborted && !outcome.delivered) return releaseClaim(db, claim);
     await recordAttempt(db, claim, outcome, retry);
     const host = safeHost(delivery.url);
@@ -74,11 +69,7 @@ export function startWebhookWorker(db: Db, config: Config['webhooks'], log: Logg
 }
 
 /** One attempt: the URL checked again (its name resolved now), then the signed POST to a checked address. */
-async function attemptDelivery(
-  delivery: ClaimedDelivery,
-  check: { allowPrivate: boolean; resolve?: Resolve },
-  signal: AbortSignal,
-): Promise<AttemptOutcome> {
+async function attemptDelivery(delivery: ClaimedDelivery, check: WebhookUrlOptions, signal: AbortSignal): Promise<AttemptOutcome> {
   if (!delivery.secret) return { status: null, delivered: false, error: 'the organization has no webhook secret' };
   let target;
   try {

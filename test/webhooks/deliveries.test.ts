@@ -12,7 +12,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../support/harness.js';
 import { eventually, startReceiver, type Receiver } from '../support/webhook-receiver.js';
 import { deliveryRow, enqueue, organizationWithKey, ownDatabase, rotateSecret, type OwnDatabase } from '../support/webhooks.js';
-import { webhookStateOf, type Resolve } from '../../src/webhooks/index.js';
+import { webhookDeliveryInsert, webhookStateOf, type Resolve } from '../../src/webhooks/index.js';
+import { sql } from '../../src/infra/database/sql.js';
 import { systemResolve } from '../../src/webhooks/webhook-url.js';
 
 const RETRY_BASE_MS = 400;
@@ -140,6 +141,34 @@ describe('a delivery to a receiver that fails twice before accepting', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(hook.received).toHaveLength(1);
     expect(JSON.parse(hook.received[0].body).data).toEqual({ hello: 'world' });
+  });
+});
+
+describe('a delivery queued by the statement that ends its subject', () => {
+  it('commits with that statement, its data taken from the statement itself (webhookDeliveryInsert as a CTE)', async () => {
+    const org = await organizationWithKey(service);
+    const secret = await rotateSecret(service, org.key);
+    const hook = await receiver();
+    const subjectId = randomUUID();
+    const insert = webhookDeliveryInsert({
+      organizationId: org.organizationId,
+      subjectId,
+      url: hook.url,
+      type: 'skiptrace.job.cancelled',
+      data: sql`select json_build_object('id', id, 'status', status) from ended`,
+    });
+    const db = service.app.services.sql;
+    const statement = sql`with ended as (select ${subjectId}::uuid as id, 'cancelled' as status), queued as (${insert} returning id)
+      select (select count(*) from queued)::int as queued`;
+    expect(await db.rows(statement)).toEqual([{ queued: 1 }]);
+    // Again: the (subject, type) already has its delivery.
+    expect(await db.rows(statement)).toEqual([{ queued: 0 }]);
+    const [request] = await hook.waitFor(1);
+    expect(new Webhook(secret).verify(request.body, signatureHeaders(request.headers))).toEqual({
+      type: 'skiptrace.job.cancelled',
+      timestamp: expect.any(String),
+      data: { id: subjectId, status: 'cancelled' },
+    });
   });
 });
 

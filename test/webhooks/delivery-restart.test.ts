@@ -46,6 +46,7 @@ afterAll(async () => {
 });
 
 describe('a delivery across a restart', () => {
+  // A long timeout: two starts of the service (embedded: two opens of one PGlite data dir) on a machine that may be busy.
   it('is finished by the next start: stopped between attempts and during one, the same webhook-id throughout', async () => {
     const before = await start();
     const org = await organizationWithKey(before);
@@ -80,5 +81,5 @@ describe('a delivery across a restart', () => {
       'webhook-signature': String(last.headers['webhook-signature']),
     };
     expect(new Webhook(secret).verify(last.body, headers)).toMatchObject({ type: 'skiptrace.job.completed', data: { n: 1 } });
-  });
+  }, 120_000);
 });
