@@ -108,7 +108,8 @@ export interface ClaimedDelivery {
 
 /**
  * Claims up to `limit` due deliveries for `leaseMs`, each claim counted as an attempt begun (so a
- * process that dies mid-attempt cannot exceed `maxAttempts`). Rows other claims hold are skipped.
+ * process that dies mid-attempt cannot exceed `maxAttempts`). Rows other claims hold are skipped;
+ * a row whose last attempt's claim died is closed.
  */
 export async function claimDueDeliveries(
   db: Db,
@@ -123,7 +124,12 @@ export async function claimDueDeliveries(
     attempts: number;
     secret: string | null;
   }>(
-    sql`with due as (
+    sql`with spent as (
+        -- Out of attempts, the last one's process died holding it: nothing more is scheduled.
+        update webhook_deliveries set next_attempt_at = null, lease_token = null, lease_expires_at = null
+        where next_attempt_at <= now() and attempts >= ${claim.maxAttempts} and lease_expires_at <= now()
+      ),
+      due as (
         select id from webhook_deliveries
         where next_attempt_at <= now() and attempts < ${claim.maxAttempts}
           and (lease_expires_at is null or lease_expires_at <= now())

@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../support/harness.js';
 import { eventually, startReceiver, type Receiver } from '../support/webhook-receiver.js';
 import { deliveryRow, enqueue, organizationWithKey, ownDatabase, rotateSecret, type OwnDatabase } from '../support/webhooks.js';
-import { webhookDeliveryInsert, webhookStateOf, type Resolve } from '../../src/webhooks/index.js';
+import { MAX_WEBHOOK_ATTEMPTS, webhookDeliveryInsert, webhookStateOf, type Resolve } from '../../src/webhooks/index.js';
 import { sql } from '../../src/infra/database/sql.js';
 import { systemResolve } from '../../src/webhooks/webhook-url.js';
 
@@ -312,6 +312,28 @@ describe('a delivery claimed by a process that died', () => {
       attempts: 2,
       lastStatus: 200,
     });
+  });
+});
+
+describe('a delivery whose last attempt died with its process', () => {
+  it('is closed once that claim runs out: no ninth attempt, nothing scheduled', async () => {
+    const org = await organizationWithKey(service);
+    await rotateSecret(service, org.key);
+    const hook = await receiver();
+    const subjectId = randomUUID();
+    await service.sql(
+      `insert into webhook_deliveries
+         (id, organization_id, subject_id, type, url, data, next_attempt_at, attempts, last_attempt_at, lease_token, lease_expires_at)
+       values (?, ?, ?, 'skiptrace.job.completed', ?, '{}', now(), ?, now(), ?, now() + interval '300 milliseconds')`,
+      [randomUUID(), org.organizationId, subjectId, hook.url, MAX_WEBHOOK_ATTEMPTS, randomUUID()],
+    );
+    const row = await eventually(
+      () => deliveryRow(service, subjectId),
+      (current) => current.next_attempt_at === null,
+    );
+    expect(row).toMatchObject({ attempts: MAX_WEBHOOK_ATTEMPTS, lease_token: null, delivered_at: null });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(hook.received).toHaveLength(0);
   });
 });
 
