@@ -23,6 +23,9 @@ import { gatewayCallRoute } from '../http/rest/routes/gateway-call.route.js';
 import { skipTraceRoute } from '../http/rest/routes/skip-trace.route.js';
 import { skipTraceAccountRoute, skipTraceUsageRoute } from '../http/rest/routes/skip-trace-billing.routes.js';
 import { startIdempotencySweeper } from '../skip-trace/idempotency/idempotency-sweeper.js';
+import { startWebhookWorker } from '../webhooks/webhook-worker.js';
+import { createWebhookUrlGuard, type Resolve } from '../webhooks/webhook-url.js';
+import { webhookSecretRoute } from '../http/rest/routes/webhook-secret.route.js';
 import type { Services } from '../schema/context.js';
 import { createTraceCoordinator } from '../skip-trace/trace-coordinator.js';
 import { createHttpProvider } from '../skip-trace/providers/http-provider.js';
@@ -56,27 +59,29 @@ export interface App {
 
 /**
  * Wires the service in order: database and Redis, services, schema engines, routes, lifecycle.
- * Listening is the caller's job. `embeddedEngine`: the embedded database, if already starting.
+ * Listening is the caller's job. `embeddedEngine`: the embedded database, if already starting;
+ * `webhookResolve`: the resolver webhook deliveries check their URLs with (tests; the system's by default).
  */
 export async function buildApp(
   config: Config,
   log: pino.Logger = createLogger(config.logLevel),
-  options: { embeddedEngine?: Promise<EmbeddedEngine> } = {},
+  options: { embeddedEngine?: Promise<EmbeddedEngine>; webhookResolve?: Resolve } = {},
 ): Promise<App> {
   const { database, registry } = await openDatabaseAndRegistry(config, log, options.embeddedEngine);
   // Loaded only when configured: without REDIS_URL the windows are in-process.
   const redis = config.redisUrl ? await (await import('../infra/redis.js')).connectRedis(config.redisUrl, log) : null;
   const eventBus = config.redisUrl && redis ? createRedisEventBus(config.redisUrl, redis, log) : createLocalEventBus();
-  const services = createServices(config, log, { database, redis, eventBus });
+  const services = createServices(config, log, { database, redis, eventBus }, options.webhookResolve);
   const http = createHttpServer(config, log);
   registerRoutes(http, services, registry);
   const idempotencySweeper = startIdempotencySweeper(database.sql, config.skipTrace.idempotencySweep, log);
+  const webhookWorker = startWebhookWorker(database.sql, config.webhooks, log, services.webhookUrls.options);
   return {
     http,
     services,
     database,
     close: async () => {
-      await idempotencySweeper.stop();
+      await Promise.all([idempotencySweeper.stop(), webhookWorker.stop()]);
       await closeHttp(http, services);
       // Traces that outlived their callers (timeouts) may still be writing their results.
       await Promise.allSettled(services.traces.pending());
@@ -104,6 +109,7 @@ function createServices(
   config: Config,
   log: pino.Logger,
   backends: { database: Database; redis: Redis | null; eventBus: EventBus },
+  webhookResolve?: Resolve,
 ): Services {
   const { database, redis, eventBus } = backends;
   const metrics = createMetricsRegistry(database.pool);
@@ -138,6 +144,7 @@ function createServices(
     skipTraceMetrics,
     streams,
     notificationEvents: createNotificationEvents({ db: database.sql, bus: eventBus, log }),
+    webhookUrls: createWebhookUrlGuard({ allowPrivate: config.webhooks.allowPrivate, resolve: webhookResolve }),
   };
 }
 
@@ -172,6 +179,7 @@ function registerRoutes(http: FastifyInstance, services: Services, registry: Ope
   registerRestRoute(http, restDeps, skipTraceRoute(schema));
   registerRestRoute(http, restDeps, skipTraceAccountRoute(schema));
   registerRestRoute(http, restDeps, skipTraceUsageRoute(schema));
+  registerRestRoute(http, restDeps, webhookSecretRoute(schema));
   registerDiscoveryRoutes(http, registry);
   allowOnly(http, '/schema.graphql', ['GET']);
   allowOnly(http, '/healthz', ['GET']);

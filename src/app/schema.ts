@@ -9,6 +9,7 @@ import '../notifications/notification-events.schema.js';
 import '../skip-trace/skip-trace.schema.js';
 import '../billing/billing.schema.js';
 import '../property-records/property-records.schema.js';
+import '../webhooks/webhooks.schema.js';
 
 /** The one schema: the gateway, the REST routes and internal tools all run against it. */
 export const schema = builder.toSchema({ sortSchema: true });

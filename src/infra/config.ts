@@ -58,6 +58,10 @@ const envSchema = z.object({
     z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
   ),
   SKIPTRACE_PROVIDER_KEY: optionalString,
+  SKIPTRACE_WEBHOOK_ALLOW_PRIVATE: bool(false),
+  WEBHOOK_RETRY_BASE_MS: int(5000),
+  WEBHOOK_TIMEOUT_MS: int(10000).pipe(z.number().max(10000, 'must be at most 10000 (a delivery never waits longer)')),
+  WEBHOOK_POLL_INTERVAL_MS: int(1000),
   STREAM_MAX_PER_KEY: int(5),
   STREAM_MAX_PER_USER: int(10),
   STREAM_MAX_PER_ORGANIZATION: int(200),
@@ -105,6 +109,12 @@ export interface Config {
     /** `records`: property records in the database; `http`: the upstream vendor. */
     provider: { kind: 'records' } | { kind: 'http'; url: string; apiKey: string };
   };
+  /**
+   * Signed webhook deliveries: `allowPrivate` also lets them go to `http://`, loopback and private
+   * addresses (development, tests); retries wait `retryBaseMs` doubled per attempt; an attempt
+   * gets `timeoutMs` to answer; each instance looks for due deliveries every `pollIntervalMs`.
+   */
+  webhooks: { allowPrivate: boolean; retryBaseMs: number; timeoutMs: number; pollIntervalMs: number };
   /**
    * Open event streams (watchNotifications) on this instance: per key, user, organization and in
    * all; a client that takes nothing written to it for `idleTimeoutMs` is disconnected.
@@ -162,6 +172,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         env.SKIPTRACE_PROVIDER === 'http'
           ? { kind: 'http', url: env.SKIPTRACE_PROVIDER_URL as string, apiKey: env.SKIPTRACE_PROVIDER_KEY as string }
           : { kind: 'records' },
+    },
+    webhooks: {
+      allowPrivate: env.SKIPTRACE_WEBHOOK_ALLOW_PRIVATE,
+      retryBaseMs: env.WEBHOOK_RETRY_BASE_MS,
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      pollIntervalMs: env.WEBHOOK_POLL_INTERVAL_MS,
     },
     streams: {
       maxPerKey: env.STREAM_MAX_PER_KEY,
