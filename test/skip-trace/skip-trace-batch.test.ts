@@ -178,6 +178,19 @@ describe('a batch', () => {
   });
 });
 
+describe('the vendor calls of a batch', () => {
+  it('group the items traced at once into shared calls (one request each), never retried', async () => {
+    const org = await setupBillingOrg(service, 10);
+    const items = rows(6);
+    const result = await postBatch(org.key, { items });
+    expect(statuses(result)).toEqual(Array(6).fill('records_found'));
+    const sizes = vendor.calls.map((call) => call.body.requests.length);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(6);
+    expect(Math.max(...sizes)).toBeGreaterThan(1);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(BATCH_CONCURRENCY);
+  });
+});
+
 describe('credits', () => {
   it('are exact when the balance runs out mid-list: the lowest indexes are served, whatever order their traces finish in', async () => {
     const org = await setupBillingOrg(service, 3);
@@ -260,12 +273,11 @@ describe('Idempotency-Key and the timeout', () => {
   });
 
   it('fails an item not finished within SKIPTRACE_TIMEOUT_MS of the batch start with timeout (uncharged); it keeps running and caches', async () => {
-    const org = await setupBillingOrg(service, 10);
+    const org = await setupBillingOrg(service, 12);
     const items = rows(3);
-    vendor.respondEach((request) => ({
-      entry: vendorEntry(request.requestId, FAKE_VENDOR_PERSONS),
-      delayMs: indexIn(items, request) === 1 ? TIMEOUT_MS + 700 : 0,
-    }));
+    // Items 0 and 2 are cached (a vendor call answers all its requests at once, so they must not share item 1's).
+    for (const index of [0, 2]) expect((await postTrace(service, org.key, { address: items[index].address })).status).toBe(200);
+    vendor.respondEach((request) => ({ entry: vendorEntry(request.requestId, FAKE_VENDOR_PERSONS), delayMs: TIMEOUT_MS + 700 }));
     const started = performance.now();
     const result = await postBatch(org.key, { items });
     expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + 600);
