@@ -272,6 +272,39 @@ describe('Idempotency-Key and the timeout', () => {
     expect(codeOf(other)).toEqual({ status: 422, code: 'idempotency_key_reused' });
   });
 
+  it('answers 409 idempotency_key_in_use while the first batch with the key is in flight', async () => {
+    const org = await setupBillingOrg(service, 10);
+    vendor.respondEach((request) => ({ entry: vendorEntry(request.requestId, FAKE_VENDOR_PERSONS), delayMs: 300 }));
+    const key = randomUUID();
+    const body = { items: rows(2) };
+    const first = postBatch(org.key, body, { 'idempotency-key': key });
+    await sleep(100);
+    expect(codeOf(await postBatch(org.key, body, { 'idempotency-key': key }))).toEqual({ status: 409, code: 'idempotency_key_in_use' });
+    expect((await first).status).toBe(200);
+    expect((await ledger(service, org.organizationId)).credits).toBe(8);
+  });
+
+  it('charges nothing for a batch whose caller went away before its answer', async () => {
+    const org = await setupBillingOrg(service, 10);
+    const items = rows(4);
+    // Items 0 and 1 are cached and charged at once; 2 and 3 wait on the vendor while the caller leaves.
+    for (const index of [0, 1]) expect((await postTrace(service, org.key, { address: items[index].address })).status).toBe(200);
+    vendor.respondEach((request) => ({ entry: vendorEntry(request.requestId, FAKE_VENDOR_PERSONS), delayMs: 400 }));
+    const aborted = new AbortController();
+    const gone = fetch(`${service.baseUrl}/api/v1/skiptrace/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ items }),
+      signal: aborted.signal,
+    }).catch(() => undefined);
+    await sleep(150);
+    aborted.abort();
+    await gone;
+    await sleep(600);
+    await eventually(async () => ((await ledger(service, org.organizationId)).credits === 8 ? true : undefined), 3000);
+    expect((await ledger(service, org.organizationId)).charges).toHaveLength(2);
+  });
+
   it('fails an item not finished within SKIPTRACE_TIMEOUT_MS of the batch start with timeout (uncharged); it keeps running and caches', async () => {
     const org = await setupBillingOrg(service, 12);
     const items = rows(3);
