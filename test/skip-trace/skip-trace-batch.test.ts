@@ -191,6 +191,22 @@ describe('the vendor calls of a batch', () => {
   });
 });
 
+describe('an item the vendor failed', () => {
+  it('fails alone with internal_error (its message masked), uncharged, nothing cached for it', async () => {
+    const org = await setupBillingOrg(service, 10);
+    const items = rows(3);
+    vendor.respondEach((request) => (indexIn(items, request) === 1 ? {} : { entry: vendorEntry(request.requestId, FAKE_VENDOR_PERSONS) }));
+    const result = await postBatch(org.key, { items });
+    expect(statuses(result)).toEqual(['records_found', 'failed', 'records_found']);
+    expect(result.body.results[1].error).toEqual({ code: 'internal_error', message: 'Unexpected error; retry.' });
+    expect(result.body.charged).toBe(2);
+    expect((await ledger(service, org.organizationId)).credits).toBe(8);
+    vendor.reset();
+    const retried = await postTrace(service, org.key, { address: items[1].address });
+    expect(retried.headers.get('x-cache')).toBe('miss');
+  });
+});
+
 describe('credits', () => {
   it('are exact when the balance runs out mid-list: the lowest indexes are served, whatever order their traces finish in', async () => {
     const org = await setupBillingOrg(service, 3);
