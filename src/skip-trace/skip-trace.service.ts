@@ -6,15 +6,15 @@ import type { ClientWatch } from '../infra/client-watch.js';
 import { outcomeOf } from '../billing/audit.js';
 import { skipTraceAccount } from '../billing/skip-trace-account.js';
 import type { SkipTraceAdmission } from './admission.js';
-import { chargeForResult } from './charge-result.js';
-import { holdIdempotencyKey, type IdempotentCall, type KeyHold } from './idempotency/idempotent-request.js';
+import { chargeForResult, type ChargeSteps } from './charge-result.js';
+import { holdIdempotencyKey, type IdempotentCall, type KeyHold, type StoredAnswer } from './idempotency/idempotent-request.js';
 import { recordOutcome, type TraceCall } from './outcome.js';
 import type { TraceResult } from './providers/provider.js';
 import { refundIfUndelivered } from './refund.js';
 import { answerWithReplay } from './replay.js';
 import type { SkipTraceMetrics } from './skip-trace.metrics.js';
-import type { TraceCoordinator } from './trace-coordinator.js';
-import { checkTraceInput, type SkipTraceInput } from './trace-input.js';
+import type { ResolveOptions, TraceCoordinator } from './trace-coordinator.js';
+import { checkTraceInput, type SkipTraceInput, type ValidTrace } from './trace-input.js';
 import { openTrace } from './trace.data.js';
 
 export interface SkipTraceResponse extends TraceResult {
@@ -60,30 +60,91 @@ export async function runSkipTrace(
   idempotent?: IdempotentCall,
 ): Promise<SkipTraceResponse> {
   const call: TraceCall = { id: randomUUID(), principal, startedAt: performance.now(), cacheKey: null };
+  return runKeyedRequest(deps, call, idempotent, {
+    check: () => {
+      const trace = checkTraceInput(input);
+      call.cacheKey = trace.cacheKey;
+      return trace;
+    },
+    replay: (answer) => answerWithReplay(deps, call, answer),
+    run: (trace, hold) => traceAndCharge(deps, { ...call, cacheKey: trace.cacheKey }, trace, { hold }),
+  });
+}
+
+/** A request's own steps, for runKeyedRequest. */
+export interface KeyedRequestSteps<Checked, Result> {
+  /** Its input, checked before its key is claimed (422). */
+  check(): Checked;
+  /** Answers with the key's stored answer. */
+  replay(answer: StoredAnswer<Result>): Promise<Result>;
+  /** The work, once the key (if any) is held. */
+  run(checked: Checked, hold: KeyHold | undefined): Promise<Result>;
+}
+
+/**
+ * A skip trace request (a single trace, a batch) around its own steps: the in-flight slot, the
+ * input, the Idempotency-Key when the call carries one (409, 422, or the replay of its first
+ * answer), the work; any end but an answer is audited once, here, and settles the key's claim.
+ */
+export async function runKeyedRequest<Checked, Result>(
+  deps: SkipTraceDeps,
+  call: TraceCall,
+  idempotent: IdempotentCall | undefined,
+  steps: KeyedRequestSteps<Checked, Result>,
+): Promise<Result> {
   let hold: KeyHold | undefined;
   try {
-    deps.admission.holdSlot(principal.keyId, deps.client);
-    const trace = checkTraceInput(input);
-    call.cacheKey = trace.cacheKey;
+    deps.admission.holdSlot(call.principal.keyId, deps.client);
+    const checked = steps.check();
     if (idempotent) {
       const leaseMs = deps.timeoutMs + CLAIM_LEASE_MARGIN_MS;
-      const keyed = await holdIdempotencyKey<SkipTraceResponse>({ ...deps, leaseMs }, principal.organizationId, idempotent);
-      if ('replay' in keyed) return await answerWithReplay(deps, call, keyed.replay);
+      const keyed = await holdIdempotencyKey<Result>({ ...deps, leaseMs }, call.principal.organizationId, idempotent);
+      if ('replay' in keyed) return await steps.replay(keyed.replay);
       hold = keyed.hold;
     }
-    const opened = await openTrace(deps.db, principal.organizationId, trace.cacheKey);
-    skipTraceAccount.ensureCanTrace(opened.account);
-    const traced = await deps.traces.resolve(trace, call.id, opened.cached);
-    const response = await chargeForResult(deps, { ...call, cacheKey: trace.cacheKey }, traced, hold);
-    refundIfUndelivered(deps, { organizationId: principal.organizationId, requestId: call.id, keyed: hold !== undefined });
-    return response;
+    return await steps.run(checked, hold);
   } catch (error) {
-    await recordOutcome(deps, call, outcomeOf(error)).catch((auditError) =>
-      deps.log.error({ err: auditError, requestId: call.id }, 'could not record the skip trace audit row'),
-    );
+    await recordFailure(deps, call, error);
     await hold?.settle(error);
     throw error;
   } finally {
     hold?.end();
   }
+}
+
+/** What a caller of the trace's steps may add to them (an item of a list: skip-trace/items/). */
+export interface TraceSteps extends ChargeSteps {
+  /** The Idempotency-Key's claim of a keyed call: the charge stores its answer. */
+  hold?: KeyHold;
+  /** How the trace is resolved: a shorter timeout, a provider group (trace-coordinator.ts). */
+  resolve?: ResolveOptions;
+  /** False: the charge stands even if the response carrying it is not delivered (a list that keeps its results). */
+  refundUndelivered?: boolean;
+}
+
+/**
+ * The steps of a checked trace: the opening read (the account, 403 or 402, and the cached result,
+ * one statement), the trace (cache or provider, 504 past the timeout), the charge (one
+ * statement), and its refund should the response not be delivered.
+ */
+export async function traceAndCharge(
+  deps: SkipTraceDeps,
+  call: TraceCall & { cacheKey: string },
+  trace: ValidTrace,
+  steps: TraceSteps = {},
+): Promise<SkipTraceResponse> {
+  const { organizationId } = call.principal;
+  const opened = await openTrace(deps.db, organizationId, trace.cacheKey);
+  skipTraceAccount.ensureCanTrace(opened.account);
+  const traced = await deps.traces.resolve(trace, call.id, opened.cached, steps.resolve);
+  const response = await chargeForResult(deps, call, traced, steps.hold, steps);
+  if (steps.refundUndelivered !== false) refundIfUndelivered(deps, { organizationId, requestId: call.id, keyed: steps.hold !== undefined });
+  return response;
+}
+
+/** Records the end of a call that was not charged, once (its audit row and outcome metric); never throws. */
+export async function recordFailure(deps: SkipTraceDeps, call: TraceCall, error: unknown): Promise<void> {
+  await recordOutcome(deps, call, outcomeOf(error)).catch((auditError) =>
+    deps.log.error({ err: auditError, requestId: call.id }, 'could not record the skip trace audit row'),
+  );
 }

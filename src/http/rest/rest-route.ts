@@ -147,8 +147,14 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
   idempotencyHeader?: string;
   /** The body (POST: parsed JSON, not yet checked) or the query parameters (GET) as the operation to run and its variables. */
   toCall: (input: unknown) => OperationCall;
-  /** A 422 for invalid variables: its message, and how `details` paths read (e.g. relative to the body rather than `variables`). */
-  invalid: { message: string; path?: (path: string) => string };
+  /**
+   * A 422 for invalid variables: its message, how `details` paths read (e.g. relative to the body
+   * rather than `variables`), and the variables' paths (as JSON pointers, `/items/3/address`) whose
+   * rules the operation answers itself (variables.ts).
+   */
+  invalid: { message: string; path?: (path: string) => string; leaveRulesAt?: RegExp };
+  /** The body's limit in bytes, when not the REST routes' 64 KiB. */
+  bodyLimit?: number;
   /** The response body from the root field's value. */
   respond: (value: V) => unknown;
   /** Headers of a successful answer, by name (the API reference documents them too). */
@@ -207,7 +213,7 @@ function readCall(route: RestRoute<Caller, unknown>, request: FastifyRequest, ca
   if (operation.scope && !(caller.type === 'user' && caller.scopes.has(operation.scope)))
     throw new AppError('insufficient_scope', `${operation.name} needs the ${operation.scope} scope.`);
   if (operation.type === 'subscription') requireEventStream(request, operation.name, route.stream);
-  const details = operation.variables.check(variables);
+  const details = operation.variables.check(variables, route.invalid.leaveRulesAt);
   if (details.length) {
     const path = route.invalid.path;
     throw new AppError('invalid_request', route.invalid.message, path ? details.map((d) => ({ ...d, path: path(d.path) })) : details);
@@ -267,6 +273,7 @@ export function registerRestRoute<C extends Caller, V>(app: FastifyInstance, dep
   app.route({
     method: route.method,
     url: route.path,
+    ...(route.bodyLimit && { bodyLimit: route.bodyLimit }),
     onRequest: callerStage(deps.services, route as RestRoute<C, unknown>),
     ...(route.onRefused && { onSend: refusalStage(deps.services, route as RestRoute<C, unknown>, route.onRefused) }),
     handler: (request, reply) => runCall(deps, generic, request, reply),
