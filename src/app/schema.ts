@@ -7,6 +7,7 @@ import '../auth/viewer.schema.js';
 import '../notifications/notifications.schema.js';
 import '../notifications/notification-events.schema.js';
 import '../skip-trace/skip-trace.schema.js';
+import '../skip-trace/items/item.schema.js';
 import '../skip-trace/jobs/jobs.schema.js';
 import '../billing/billing.schema.js';
 import '../property-records/property-records.schema.js';

@@ -21,7 +21,18 @@ export interface AuditEntry {
   cacheKey: string | null;
   cacheHit: boolean;
   charged: boolean;
+  /** The list (a batch or a job) the request is an item of, and the item's key; absent for a single call. */
+  list?: ListItemRef;
 }
+
+/** An item of a list, as its usage row names it. */
+export interface ListItemRef {
+  batchId: string | null;
+  jobId: string | null;
+  key: string | null;
+}
+
+const listColumns = (entry: Pick<AuditEntry, 'list'>) => [entry.list?.batchId ?? null, entry.list?.jobId ?? null, entry.list?.key ?? null];
 
 /** The audit outcome of a call whose caller left before its response was delivered. */
 export const CALLER_GONE = 'client_closed';
@@ -47,9 +58,11 @@ const durationOf = (entry: Pick<AuditEntry, 'startedAt'>) => Math.round(performa
 
 /** Writes the row of an uncharged request: a refusal (route or service), a replay, a failure. */
 export async function recordAudit(db: Db, entry: Omit<AuditEntry, 'cacheHit' | 'charged'>): Promise<void> {
+  const [batchId, jobId, key] = listColumns(entry);
   await db.run(
-    sql`insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms)
-        values (${entry.id}, ${entry.principal.organizationId}, ${entry.principal.keyId}, ${entry.cacheKey}, ${entry.outcome}, false, false, ${durationOf(entry)})`,
+    sql`insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms, batch_id, job_id, key)
+        values (${entry.id}, ${entry.principal.organizationId}, ${entry.principal.keyId}, ${entry.cacheKey}, ${entry.outcome}, false, false, ${durationOf(entry)},
+          ${batchId}::uuid, ${jobId}::uuid, ${key})`,
   );
 }
 
@@ -57,9 +70,12 @@ export async function recordAudit(db: Db, entry: Omit<AuditEntry, 'cacheHit' | '
  * The row of a charged trace, as a CTE of the charge's statement (skip-trace/trace.data.ts):
  * written only when `charged` (charge.ts) holds a row, so it commits with the charge.
  */
-export const auditOfCharge = (entry: Omit<AuditEntry, 'charged'>) =>
-  sql`audit as (insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms)
-     select ${entry.id}::uuid, id, ${entry.principal.keyId}::uuid, ${entry.cacheKey}, ${entry.outcome}, ${entry.cacheHit}::boolean, true, ${durationOf(entry)}::integer from charged)`;
+export const auditOfCharge = (entry: Omit<AuditEntry, 'charged'>) => {
+  const [batchId, jobId, key] = listColumns(entry);
+  return sql`audit as (insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms, batch_id, job_id, key)
+     select ${entry.id}::uuid, id, ${entry.principal.keyId}::uuid, ${entry.cacheKey}, ${entry.outcome}, ${entry.cacheHit}::boolean, true, ${durationOf(entry)}::integer,
+       ${batchId}::uuid, ${jobId}::uuid, ${key}::text from charged)`;
+};
 
 /** The request's row once its charge was refunded, as a CTE of the refund's statement: only when `removed` (charge.ts) holds a row. */
 export const auditOfRefund = (refund: { requestId: string; outcome: string }) =>

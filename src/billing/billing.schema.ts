@@ -38,6 +38,12 @@ const SkipTraceUsageRequestRef = builder.objectRef<UsageRequest>('SkipTraceUsage
     }),
     charged: t.exposeBoolean('charged', { description: 'Whether the call cost a credit.' }),
     cacheHit: t.exposeBoolean('cacheHit', { description: 'Whether a charged trace came from the cache.' }),
+    batchId: t.exposeID('batchId', { nullable: true, description: 'The batch this call was an item of; null for a single call.' }),
+    jobId: t.exposeID('jobId', { nullable: true, description: 'The job this call was an item of; null for a single call.' }),
+    key: t.exposeString('key', {
+      nullable: true,
+      description: "The item's key, as the caller sent it; null for a single call or an item without one.",
+    }),
   }),
 });
 

@@ -15,6 +15,10 @@ export interface UsageRequest {
   outcome: string;
   charged: boolean;
   cacheHit: boolean;
+  /** The batch or job the request was an item of, and the item's key (null for a single call). */
+  batchId: string | null;
+  jobId: string | null;
+  key: string | null;
 }
 
 export interface UsagePage {
@@ -30,6 +34,17 @@ export interface UsageQuery {
   to?: Date | null;
   cursor?: string | null;
   limit?: number | null;
+}
+
+interface UsageRow {
+  id: string;
+  created_at: Date | string;
+  outcome: string;
+  charged: boolean;
+  cache_hit: boolean;
+  batch_id: string | null;
+  job_id: string | null;
+  key: string | null;
 }
 
 /** A cursor pages one organization's usage only. */
@@ -54,8 +69,8 @@ export async function listUsage(db: Db, organizationId: string, query: UsageQuer
     ...(query.to ? [sql`created_at < ${query.to}::timestamptz`] : []),
     ...(after ? [sql`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`] : []),
   ];
-  const rows = await db.rows<{ id: string; created_at: Date | string; outcome: string; charged: boolean; cache_hit: boolean }>(
-    sql`select id, created_at, outcome, charged, cache_hit from skip_trace_requests
+  const rows = await db.rows<UsageRow>(
+    sql`select id, created_at, outcome, charged, cache_hit, batch_id, job_id, key from skip_trace_requests
       where ${join(conditions, ' and ')}
       order by created_at desc, id desc
       limit ${limit + 1}`,
@@ -66,6 +81,9 @@ export async function listUsage(db: Db, organizationId: string, query: UsageQuer
     outcome: row.outcome,
     charged: row.charged,
     cacheHit: row.cache_hit,
+    batchId: row.batch_id,
+    jobId: row.job_id,
+    key: row.key,
   }));
   const page = keysetPage(usageList(organizationId), requests, limit, (request) => request);
   return { requests: page.nodes, nextCursor: page.nextCursor };

@@ -5,7 +5,15 @@ import type { KeyHold } from './idempotency/idempotent-request.js';
 import type { TraceCall } from './outcome.js';
 import type { SkipTraceDeps, SkipTraceResponse } from './skip-trace.service.js';
 import type { ResolvedTrace } from './trace-coordinator.js';
-import { chargeTrace } from './trace.data.js';
+import { ChargeGuardFailed, chargeTrace, type ChargeExtra } from './trace.data.js';
+
+/** What a caller may add to a charge (an item of a list: skip-trace/items/). */
+export interface ChargeSteps {
+  /** Runs before the charge and may refuse it by throwing (an item waits here for its turn in index order). */
+  beforeCharge?: () => Promise<void>;
+  /** Written by the charge's own statement (e.g. the item's stored result), so neither commits without the other. */
+  alsoInCharge?: (response: SkipTraceResponse) => ChargeExtra;
+}
 
 /**
  * Charges one credit for a traced result and answers with it (and, for a keyed call, stores it as
@@ -17,8 +25,10 @@ export async function chargeForResult(
   call: TraceCall & { cacheKey: string },
   traced: ResolvedTrace,
   hold: KeyHold | undefined,
+  steps: ChargeSteps = {},
 ): Promise<SkipTraceResponse> {
   const { client } = deps;
+  await steps.beforeCharge?.();
   await ensureCallerStillThere(deps);
   // creditsRemaining is the balance the charge leaves (set by the statement in the stored answer).
   const response: SkipTraceResponse = {
@@ -30,11 +40,13 @@ export async function chargeForResult(
     replayed: false,
   };
   const entry = { ...call, outcome: traced.result.status, cacheHit: traced.cacheHit, charged: true };
-  const charged = await chargeTrace(deps.db, entry, hold && { claim: hold.claim, answer: response });
+  const stored = hold && { claim: hold.claim, answer: response };
+  const charged = await chargeTrace(deps.db, entry, stored, steps.alsoInCharge?.(response));
   // A claim released because the caller left, or taken over once its lease ran out, must not
   // be answered twice: nothing was charged.
   if (charged === 'claim_lost') throw client.signal.aborted ? new CallerGoneError() : new Error('The Idempotency-Key claim was lost.');
   if (charged === 'no_credit') throw skipTraceAccount.noCreditsLeft();
+  if (charged === 'guard_failed') throw new ChargeGuardFailed();
   response.creditsRemaining = charged.creditsRemaining;
   // Counted once committed: no charge written is no charge.
   deps.metrics.creditsCharged.inc();

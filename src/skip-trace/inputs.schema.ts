@@ -35,7 +35,7 @@ export const SkipTraceAddressInput = builder.inputType('SkipTraceAddressInput', 
   }),
 });
 
-const SkipTraceActorInput = builder.inputType('SkipTraceActorInput', {
+export const SkipTraceActorInput = builder.inputType('SkipTraceActorInput', {
   description:
     'Narrows the trace to one person (firstName, lastName) or entity (name). It always narrows: an entity needs a name, a person a firstName or lastName, holding a letter or digit (BAD_USER_INPUT otherwise).',
   fields: (t) => ({

@@ -1,5 +1,5 @@
 import type { Db } from '../infra/database/sql.js';
-import { recordAudit } from '../billing/audit.js';
+import { recordAudit, type ListItemRef } from '../billing/audit.js';
 import type { OrganizationPrincipal } from '../schema/principal.js';
 import type { SkipTraceMetrics } from './skip-trace.metrics.js';
 
@@ -12,6 +12,8 @@ export interface TraceCall {
   startedAt: number;
   /** Known once its input was checked. */
   cacheKey: string | null;
+  /** The list (a batch or a job) the request is an item of; absent for a single call. */
+  list?: ListItemRef;
 }
 
 /**

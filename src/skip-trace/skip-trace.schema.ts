@@ -54,7 +54,7 @@ const SkipTracePhoneRef = builder.objectRef<TracedPerson['phones'][number]>('Ski
   }),
 });
 
-const SkipTracePersonRef = builder.objectRef<TracedPerson>('SkipTracePerson').implement({
+export const SkipTracePersonRef = builder.objectRef<TracedPerson>('SkipTracePerson').implement({
   fields: (t) => ({
     firstName: t.exposeString('firstName', { nullable: true }),
     lastName: t.exposeString('lastName', { nullable: true }),

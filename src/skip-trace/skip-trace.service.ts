@@ -6,15 +6,15 @@ import type { ClientWatch } from '../infra/client-watch.js';
 import { outcomeOf } from '../billing/audit.js';
 import { skipTraceAccount } from '../billing/skip-trace-account.js';
 import type { SkipTraceAdmission } from './admission.js';
-import { chargeForResult } from './charge-result.js';
+import { chargeForResult, type ChargeSteps } from './charge-result.js';
 import { holdIdempotencyKey, type IdempotentCall, type KeyHold } from './idempotency/idempotent-request.js';
 import { recordOutcome, type TraceCall } from './outcome.js';
 import type { TraceResult } from './providers/provider.js';
 import { refundIfUndelivered } from './refund.js';
 import { answerWithReplay } from './replay.js';
 import type { SkipTraceMetrics } from './skip-trace.metrics.js';
-import type { TraceCoordinator } from './trace-coordinator.js';
-import { checkTraceInput, type SkipTraceInput } from './trace-input.js';
+import type { ResolveOptions, TraceCoordinator } from './trace-coordinator.js';
+import { checkTraceInput, type SkipTraceInput, type ValidTrace } from './trace-input.js';
 import { openTrace } from './trace.data.js';
 
 export interface SkipTraceResponse extends TraceResult {
@@ -71,19 +71,49 @@ export async function runSkipTrace(
       if ('replay' in keyed) return await answerWithReplay(deps, call, keyed.replay);
       hold = keyed.hold;
     }
-    const opened = await openTrace(deps.db, principal.organizationId, trace.cacheKey);
-    skipTraceAccount.ensureCanTrace(opened.account);
-    const traced = await deps.traces.resolve(trace, call.id, opened.cached);
-    const response = await chargeForResult(deps, { ...call, cacheKey: trace.cacheKey }, traced, hold);
-    refundIfUndelivered(deps, { organizationId: principal.organizationId, requestId: call.id, keyed: hold !== undefined });
-    return response;
+    return await traceAndCharge(deps, { ...call, cacheKey: trace.cacheKey }, trace, { hold });
   } catch (error) {
-    await recordOutcome(deps, call, outcomeOf(error)).catch((auditError) =>
-      deps.log.error({ err: auditError, requestId: call.id }, 'could not record the skip trace audit row'),
-    );
+    await recordFailure(deps, call, error);
     await hold?.settle(error);
     throw error;
   } finally {
     hold?.end();
   }
+}
+
+/** What a caller of the trace's steps may add to them (an item of a list: skip-trace/items/). */
+export interface TraceSteps extends ChargeSteps {
+  /** The Idempotency-Key's claim of a keyed call: the charge stores its answer. */
+  hold?: KeyHold;
+  /** How the trace is resolved: a shorter timeout, a provider group (trace-coordinator.ts). */
+  resolve?: ResolveOptions;
+  /** False: the charge stands even if the response carrying it is not delivered (a list that keeps its results). */
+  refundUndelivered?: boolean;
+}
+
+/**
+ * The steps of a checked trace: the opening read (the account, 403 or 402, and the cached result,
+ * one statement), the trace (cache or provider, 504 past the timeout), the charge (one
+ * statement), and its refund should the response not be delivered.
+ */
+export async function traceAndCharge(
+  deps: SkipTraceDeps,
+  call: TraceCall & { cacheKey: string },
+  trace: ValidTrace,
+  steps: TraceSteps = {},
+): Promise<SkipTraceResponse> {
+  const { organizationId } = call.principal;
+  const opened = await openTrace(deps.db, organizationId, trace.cacheKey);
+  skipTraceAccount.ensureCanTrace(opened.account);
+  const traced = await deps.traces.resolve(trace, call.id, opened.cached, steps.resolve);
+  const response = await chargeForResult(deps, call, traced, steps.hold, steps);
+  if (steps.refundUndelivered !== false) refundIfUndelivered(deps, { organizationId, requestId: call.id, keyed: steps.hold !== undefined });
+  return response;
+}
+
+/** Records the end of a call that was not charged, once (its audit row and outcome metric); never throws. */
+export async function recordFailure(deps: SkipTraceDeps, call: TraceCall, error: unknown): Promise<void> {
+  await recordOutcome(deps, call, outcomeOf(error)).catch((auditError) =>
+    deps.log.error({ err: auditError, requestId: call.id }, 'could not record the skip trace audit row'),
+  );
 }

@@ -4,7 +4,13 @@ import type { Logger } from 'pino';
 import type { Db } from '../infra/database/sql.js';
 import { AppError } from '../common/errors.js';
 import { resultCache } from './result-cache.js';
-import { UnresolvableAddressError, type SkipTraceProvider, type TraceRequest, type TraceResult } from './providers/provider.js';
+import {
+  UnresolvableAddressError,
+  type SkipTraceProvider,
+  type TraceGroup,
+  type TraceRequest,
+  type TraceResult,
+} from './providers/provider.js';
 import type { SkipTraceMetrics } from './skip-trace.metrics.js';
 import type { ValidTrace } from './trace-input.js';
 
@@ -12,6 +18,14 @@ declare module '../schema/context.js' {
   interface Services {
     traces: TraceCoordinator;
   }
+}
+
+/** How one trace is resolved, when not as a single call's. */
+export interface ResolveOptions {
+  /** The time left to the caller (an item of a list: its list's deadline); the trace itself runs on past it. */
+  timeoutMs?: number;
+  /** The provider group of the caller's list: its traces may share provider calls. */
+  group?: TraceGroup;
 }
 
 export interface ResolvedTrace {
@@ -40,10 +54,10 @@ const RELEASE_LOCK = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis
  */
 export function createTraceCoordinator(options: CoordinatorOptions) {
   const inFlight = new Map<string, Promise<ResolvedTrace>>();
-  const shared = (cacheKey: string, request: TraceRequest) => {
+  const shared = (cacheKey: string, request: TraceRequest, group: TraceGroup | undefined) => {
     let trace = inFlight.get(cacheKey);
     if (!trace) {
-      trace = traceAcrossInstances(options, cacheKey, request).finally(() => inFlight.delete(cacheKey));
+      trace = traceAcrossInstances(options, cacheKey, request, group).finally(() => inFlight.delete(cacheKey));
       // The trace may outlive every caller (timeout): its failure must not become an unhandled rejection.
       trace.catch((error) => options.log.debug({ err: error }, 'background trace failed'));
       inFlight.set(cacheKey, trace);
@@ -56,12 +70,12 @@ export function createTraceCoordinator(options: CoordinatorOptions) {
      * (trace.data.ts), else the provider's, shared with concurrent identical traces, within the
      * timeout (504 `timeout`); an address the provider cannot resolve is 422.
      */
-    async resolve(trace: ValidTrace, requestId: string, cached: TraceResult | null): Promise<ResolvedTrace> {
+    async resolve(trace: ValidTrace, requestId: string, cached: TraceResult | null, how: ResolveOptions = {}): Promise<ResolvedTrace> {
       options.metrics.cacheLookups.inc({ result: cached ? 'hit' : 'miss' });
       if (cached) return { result: cached, cacheHit: true };
       const request = { requestId, address: trace.address, actor: trace.actor };
       try {
-        return await withinTimeout(shared(trace.cacheKey, request), options.timeoutMs);
+        return await withinTimeout(shared(trace.cacheKey, request, how.group), how.timeoutMs ?? options.timeoutMs);
       } catch (error) {
         if (error instanceof UnresolvableAddressError)
           throw new AppError('invalid_request', 'The address could not be resolved.', [
@@ -77,12 +91,15 @@ export function createTraceCoordinator(options: CoordinatorOptions) {
 
 export type TraceCoordinator = ReturnType<typeof createTraceCoordinator>;
 
+/** The 504 of a trace not complete within `timeoutMs` (it keeps running and caches its result). */
+export const traceTimedOut = (timeoutMs: number) =>
+  new AppError('timeout', `The trace did not complete within ${Math.round(timeoutMs / 1000)} s; retry to get its result.`);
+
 /** `trace`, or 504 `timeout` once `timeoutMs` passed (the trace itself keeps running). */
 async function withinTimeout<T>(trace: Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    const message = `The trace did not complete within ${Math.round(timeoutMs / 1000)} s; retry to get its result.`;
-    timer = setTimeout(() => reject(new AppError('timeout', message)), timeoutMs);
+    timer = setTimeout(() => reject(traceTimedOut(timeoutMs)), timeoutMs);
   });
   try {
     return await Promise.race([trace, timeout]);
@@ -92,12 +109,17 @@ async function withinTimeout<T>(trace: Promise<T>, timeoutMs: number): Promise<T
 }
 
 /** The provider's result, cached for the configured TTL. */
-async function traceWithProvider(options: CoordinatorOptions, cacheKey: string, request: TraceRequest): Promise<ResolvedTrace> {
+async function traceWithProvider(
+  options: CoordinatorOptions,
+  cacheKey: string,
+  request: TraceRequest,
+  group: TraceGroup | undefined,
+): Promise<ResolvedTrace> {
   const { provider, metrics } = options;
   const stopTimer = metrics.providerDuration.startTimer({ provider: provider.name });
   let result: TraceResult;
   try {
-    result = await provider.trace(request);
+    result = await (group ?? provider).trace(request);
   } catch (error) {
     const reason = error instanceof UnresolvableAddressError ? 'unresolvable' : 'failure';
     metrics.providerErrors.inc({ provider: provider.name, reason });
@@ -110,9 +132,14 @@ async function traceWithProvider(options: CoordinatorOptions, cacheKey: string, 
 }
 
 /** Cross-instance single flight: whoever holds the lock calls the provider; the rest wait for the cache. */
-async function traceAcrossInstances(options: CoordinatorOptions, cacheKey: string, request: TraceRequest): Promise<ResolvedTrace> {
+async function traceAcrossInstances(
+  options: CoordinatorOptions,
+  cacheKey: string,
+  request: TraceRequest,
+  group: TraceGroup | undefined,
+): Promise<ResolvedTrace> {
   const { redis, sql: db } = options;
-  if (!redis) return traceWithProvider(options, cacheKey, request);
+  if (!redis) return traceWithProvider(options, cacheKey, request, group);
   const lockKey = `lock:skiptrace:${cacheKey}`;
   const token = randomUUID();
   for (;;) {
@@ -122,12 +149,12 @@ async function traceAcrossInstances(options: CoordinatorOptions, cacheKey: strin
     } catch (error) {
       // Redis down: fall back to this instance's own single flight rather than failing the trace.
       options.log.warn({ err: error }, 'redis unavailable for the trace lock; tracing without cross-instance single flight');
-      return traceWithProvider(options, cacheKey, request);
+      return traceWithProvider(options, cacheKey, request, group);
     }
     if (acquired) {
       try {
         const cached = await resultCache.read(db, cacheKey);
-        return cached ? { result: cached, cacheHit: true } : await traceWithProvider(options, cacheKey, request);
+        return cached ? { result: cached, cacheHit: true } : await traceWithProvider(options, cacheKey, request, group);
       } finally {
         await redis.eval(RELEASE_LOCK, 1, lockKey, token).catch(() => undefined);
       }

@@ -7,7 +7,7 @@
  * its owner's module carrying its own values (billing: account, charge, audit; this domain: the
  * cache and the keys); this module only composes them.
  */
-import { empty, raw, sql, type Db } from '../infra/database/sql.js';
+import { empty, raw, sql, type Db, type Statement } from '../infra/database/sql.js';
 import { accountRow, skipTraceAccount, type AccountRow, type SkipTraceAccount } from '../billing/skip-trace-account.js';
 import { chargeCtes, refundCtes } from '../billing/charge.js';
 import { auditOfCharge, auditOfRefund, type AuditEntry } from '../billing/audit.js';
@@ -32,7 +32,24 @@ export async function openTrace(
 const BALANCE_FIELD = 'creditsRemaining';
 
 /** What became of a charge: the balance after it, or why nothing was written. */
-export type ChargeOutcome = { creditsRemaining: number } | 'no_credit' | 'claim_lost';
+export type ChargeOutcome = { creditsRemaining: number } | 'no_credit' | 'claim_lost' | 'guard_failed';
+
+/**
+ * What a caller adds to a charge's statement: `ctes`, further CTEs written with it (they may read
+ * `charged`, which holds a row only when the credit was taken, and `balance`), and `guard`, a
+ * boolean SQL expression the charge also requires (e.g. that the item is still unsettled).
+ */
+export interface ChargeExtra {
+  ctes: Statement;
+  guard?: Statement;
+}
+
+/** The charge's guard held not: nothing was written (the caller's item was settled elsewhere). */
+export class ChargeGuardFailed extends Error {
+  constructor() {
+    super('The charge was not written: its guard no longer holds.');
+  }
+}
 
 /**
  * Charges one credit for the trace `audit.id` with its ledger and audit rows and, keyed, stores
@@ -42,17 +59,24 @@ export async function chargeTrace(
   db: Db,
   audit: AuditEntry,
   stored?: { claim: IdempotencyClaim; answer: { [BALANCE_FIELD]: number } },
+  extra?: ChargeExtra,
 ): Promise<ChargeOutcome> {
   const charge = { organizationId: audit.principal.organizationId, requestId: audit.id };
+  const ctes = extra ? sql`, ${extra.ctes}` : empty;
+  const guard = extra?.guard ? sql`and ${extra.guard}` : empty;
+  const guarded = extra?.guard ? sql`, ${extra.guard} as guarded` : empty;
   // Keyed: one row, `claimed` false when the claim was lost. Unkeyed: no row when no credit was left.
-  const [row] = await db.rows<{ credits_remaining: number | null; claimed?: boolean }>(
+  const [row] = await db.rows<{ credits_remaining: number | null; claimed?: boolean; guarded?: boolean }>(
     stored
-      ? sql`with ${claimCte(stored.claim)}, ${chargeCtes(charge, sql`and exists (select from claim)`)}, ${auditOfCharge(audit)},
-          ${storeResultCte(stored.claim, { requestId: audit.id, result: stored.answer, field: BALANCE_FIELD, expression: raw('balance.credits_remaining'), source: raw('balance') })}
-          select (select credits_remaining from balance) as credits_remaining, exists (select from claim) as claimed`
-      : sql`with ${chargeCtes(charge)}, ${auditOfCharge(audit)} select credits_remaining from balance`,
+      ? sql`with ${claimCte(stored.claim)}, ${chargeCtes(charge, sql`and exists (select from claim) ${guard}`)}, ${auditOfCharge(audit)},
+          ${storeResultCte(stored.claim, { requestId: audit.id, result: stored.answer, field: BALANCE_FIELD, expression: raw('balance.credits_remaining'), source: raw('balance') })}${ctes}
+          select (select credits_remaining from balance) as credits_remaining, exists (select from claim) as claimed${guarded}`
+      : extra
+        ? sql`with ${chargeCtes(charge, guard)}, ${auditOfCharge(audit)}${ctes} select (select credits_remaining from balance) as credits_remaining${guarded}`
+        : sql`with ${chargeCtes(charge)}, ${auditOfCharge(audit)} select credits_remaining from balance`,
   );
   if (row?.claimed === false) return 'claim_lost';
+  if (row?.guarded === false) return 'guard_failed';
   if (row?.credits_remaining == null) return 'no_credit';
   return { creditsRemaining: Number(row.credits_remaining) };
 }

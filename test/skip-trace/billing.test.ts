@@ -201,13 +201,15 @@ describe('reconciliation', () => {
       ['records_found', 'records_found', 'records_found', 'invalid_request', 'timeout', 'replayed', 'insufficient_credits'].sort(),
     );
     for (const row of rows) {
-      expect(Object.keys(row).sort()).toEqual(['cacheHit', 'charged', 'createdAt', 'id', 'outcome']);
+      // Single calls: no list, no item key.
+      expect(Object.keys(row).sort()).toEqual(['batchId', 'cacheHit', 'charged', 'createdAt', 'id', 'jobId', 'key', 'outcome']);
+      expect(row).toMatchObject({ batchId: null, jobId: null, key: null });
       expect(new Date(row.createdAt).toISOString()).toBe(row.createdAt);
     }
 
     // The GraphQL field lists the same.
     const gql = await service.graphql(
-      `{ skipTraceUsage(limit: 200) { requests { id createdAt outcome charged cacheHit } nextCursor } }`,
+      `{ skipTraceUsage(limit: 200) { requests { id createdAt outcome charged cacheHit batchId jobId key } nextCursor } }`,
       {},
       org.key,
     );

@@ -26,7 +26,9 @@ export type FakeVendorMode =
   /** a result for another requestId first, then ours */
   | 'reordered'
   /** whatever the responder given to `respondWith` returns */
-  | 'custom';
+  | 'custom'
+  /** one entry per request, from the responder given to `respondEach` */
+  | 'each';
 
 export interface FakeVendorCall {
   /** The parsed JSON body (the raw text when it does not parse). */
@@ -44,6 +46,12 @@ export interface FakeVendorReply {
 /** Builds the reply to a request for 'custom' mode; `requestId` is the first request's. */
 export type FakeVendorResponder = (requestId: string, body: any) => FakeVendorReply;
 
+/**
+ * Answers one entry of a call's `requests` for 'each' mode: its data entry (none: the answer lacks
+ * its requestId) and how long it takes; the call is answered once its slowest entry is ready.
+ */
+export type FakeVendorEntryResponder = (request: any) => { entry?: unknown; delayMs?: number };
+
 export interface FakeVendor {
   /** Base URL, e.g. `http://127.0.0.1:41234` (no trailing slash). */
   url: string;
@@ -55,6 +63,8 @@ export interface FakeVendor {
   setDelay(ms: number): void;
   /** Switches to 'custom' mode with this responder. */
   respondWith(responder: FakeVendorResponder): void;
+  /** Switches to 'each' mode: every request of a call answered by this responder, in one reply. */
+  respondEach(responder: FakeVendorEntryResponder): void;
   /** Mode 'ok', default delay, no calls recorded. */
   reset(): void;
   close(): Promise<void>;
@@ -114,23 +124,27 @@ export async function startFakeVendor(options: { apiKey?: string } = {}): Promis
   let mode: FakeVendorMode = 'ok';
   let delayMs = 200;
   let responder: FakeVendorResponder | null = null;
+  let entryResponder: FakeVendorEntryResponder | null = null;
+
+  // A call may hold many requests (a batch's or a job's grouped traces): each gets its own entry.
+  const each = (body: any, entry: (requestId: string) => unknown) =>
+    vendorBody((body.requests as Array<{ requestId: string }>).map((request) => entry(request.requestId)));
 
   const reply = (requestId: string, body: any): FakeVendorReply => {
-    const ok = vendorBody([vendorEntry(requestId, FAKE_VENDOR_PERSONS)]);
     switch (mode) {
       case 'ok':
       case 'slow':
-        return { status: 200, body: ok };
+        return { status: 200, body: each(body, (id) => vendorEntry(id, FAKE_VENDOR_PERSONS)) };
       case 'failing':
         return { status: 500, body: { status: { code: 500, text: 'Internal Server Error' }, message: FAKE_VENDOR_FAILURE_MESSAGE } };
       case 'garbage':
         return { status: 200, body: '<html>502 Bad Gateway</html>' };
       case 'unmatched':
-        return { status: 200, body: vendorBody([vendorEntry(requestId, [], { matched: false, error: false })]) };
+        return { status: 200, body: each(body, (id) => vendorEntry(id, [], { matched: false, error: false })) };
       case 'unresolvable':
         return {
           status: 200,
-          body: vendorBody([vendorEntry(requestId, [], { matched: false, error: true, errorCode: 'address_not_found' })]),
+          body: each(body, (id) => vendorEntry(id, [], { matched: false, error: true, errorCode: 'address_not_found' })),
         };
       case 'wrong-request-id':
         return { status: 200, body: vendorBody([vendorEntry(randomUUID(), FAKE_VENDOR_PERSONS)]) };
@@ -145,7 +159,20 @@ export async function startFakeVendor(options: { apiKey?: string } = {}): Promis
       case 'custom':
         if (responder === null) throw new Error('custom mode without a responder');
         return responder(requestId, body);
+      case 'each':
+        throw new Error('each mode is answered by answerEach');
     }
+  };
+
+  const answerEach = (res: ServerResponse, body: any): void => {
+    const answers = (body.requests as unknown[]).map((request) => entryResponder!(request));
+    const data = answers.flatMap((answer) => (answer.entry === undefined ? [] : [answer.entry]));
+    const delay = Math.max(0, ...answers.map((answer) => answer.delayMs ?? 0));
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      send(res, { status: 200, body: vendorBody(data) });
+    }, delay);
+    timers.add(timer);
   };
 
   const send = (res: ServerResponse, { status, body }: FakeVendorReply): void => {
@@ -171,6 +198,7 @@ export async function startFakeVendor(options: { apiKey?: string } = {}): Promis
     const requestId = body?.requests?.[0]?.requestId;
     if (typeof requestId !== 'string') return send(res, { status: 400, body: { message: 'requests[0].requestId required' } });
 
+    if (mode === 'each') return answerEach(res, body);
     const answer = reply(requestId, body);
     if (mode !== 'slow') return send(res, answer);
     const timer = setTimeout(() => {
@@ -200,10 +228,15 @@ export async function startFakeVendor(options: { apiKey?: string } = {}): Promis
       responder = r;
       mode = 'custom';
     },
+    respondEach: (r) => {
+      entryResponder = r;
+      mode = 'each';
+    },
     reset: () => {
       mode = 'ok';
       delayMs = 200;
       responder = null;
+      entryResponder = null;
       calls.length = 0;
     },
     close: async () => {

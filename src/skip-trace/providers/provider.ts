@@ -44,4 +44,14 @@ export class UnresolvableAddressError extends Error {
 export interface SkipTraceProvider {
   readonly name: 'records' | 'http';
   trace(request: TraceRequest): Promise<TraceResult>;
+  /**
+   * A group for the traces of one list (a batch or a job): traces asked of it at about the same
+   * time may share one provider call. Absent: each trace is a call of its own.
+   */
+  group?(): TraceGroup;
+}
+
+/** Traces of one list that may share provider calls (SkipTraceProvider.group). */
+export interface TraceGroup {
+  trace(request: TraceRequest): Promise<TraceResult>;
 }

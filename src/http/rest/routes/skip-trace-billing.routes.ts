@@ -8,7 +8,7 @@ const ACCOUNT_DOCUMENT = parse(`query skipTraceAccount {
 }`);
 
 const USAGE_DOCUMENT = parse(`query skipTraceUsage($from: DateTime, $to: DateTime, $cursor: String, $limit: Int) {
-  skipTraceUsage(from: $from, to: $to, cursor: $cursor, limit: $limit) { requests { id createdAt outcome charged cacheHit } nextCursor }
+  skipTraceUsage(from: $from, to: $to, cursor: $cursor, limit: $limit) { requests { id createdAt outcome charged cacheHit batchId jobId key } nextCursor }
 }`);
 
 /** A GET route of the skip trace key that runs one query, its query parameters as the variables and its result as the body. */

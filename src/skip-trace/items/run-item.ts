@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import type { OrganizationPrincipal } from '../../schema/principal.js';
+import type { Statement } from '../../infra/database/sql.js';
+import type { ClientWatch } from '../../infra/client-watch.js';
+import type { Services } from '../../schema/context.js';
+import type { TraceGroup } from '../providers/provider.js';
+import type { TraceCall } from '../outcome.js';
+import { recordFailure, traceAndCharge, type SkipTraceDeps } from '../skip-trace.service.js';
+import { traceTimedOut } from '../trace-coordinator.js';
+import { ChargeGuardFailed } from '../trace.data.js';
+import type { ChargeOrder } from './charge-order.js';
+import { failedItem, tracedItem, type ItemResult } from './item-result.js';
+import { checkItem, type ListItemInput } from './item-rules.js';
+
+export { ChargeGuardFailed } from '../trace.data.js';
+
+/** A caller nobody watches (a job's items run with no request): never gone, nothing to refund. */
+export const UNWATCHED: ClientWatch = {
+  signal: new AbortController().signal,
+  onUndelivered: () => undefined,
+  onDone: () => undefined,
+  stalledMs: () => 0,
+  disconnect: () => undefined,
+};
+
+/** What a list's items trace with: the process's services, and the request's caller (a batch's) or none (a job's). */
+export const listDeps = (services: Services, client: ClientWatch = UNWATCHED): SkipTraceDeps => ({
+  db: services.sql,
+  traces: services.traces,
+  admission: services.skipTraceAdmission,
+  metrics: services.skipTraceMetrics,
+  log: services.log,
+  client,
+  timeoutMs: services.config.limits.skipTraceTimeoutMs,
+});
+
+/** One list's run: who traces, which list it is, and what its items share. */
+export interface ListRun {
+  deps: SkipTraceDeps;
+  principal: OrganizationPrincipal;
+  /** The list its items' usage rows name. */
+  list: { batchId: string | null; jobId: string | null };
+  /** `performance.now()` past which an item not finished fails `timeout` (its trace runs on and caches its result). */
+  deadline: number;
+  /** The items' charges, in index order. */
+  order: ChargeOrder;
+  /** The provider group the items' traces may share calls in. */
+  group?: TraceGroup;
+  /** Whether an item's charge is reversed when the response carrying it is not delivered (a batch's); a job keeps its results. */
+  refundUndelivered: boolean;
+}
+
+/**
+ * What the caller writes with an item's charge, in the same statement: `ctes` (they may read the
+ * CTE `charged`, which holds a row only when the credit was taken) and an optional `guard`, a
+ * boolean SQL expression the charge also requires; when it fails nothing is written and the item
+ * throws ChargeGuardFailed.
+ */
+export type AlsoInCharge = (result: ItemResult) => { ctes: Statement; guard?: Statement };
+
+/**
+ * Runs item `index` of a list through the single trace (the input's rules, the opening read, cache,
+ * single flight, provider, charge with its ledger and audit rows, refund), as its own request: a
+ * new id, its usage row naming the list and its key. Never throws but ChargeGuardFailed: a failure
+ * is the item's result, audited and not charged.
+ */
+export async function runTraceItem(run: ListRun, index: number, item: ListItemInput, alsoInCharge?: AlsoInCharge): Promise<ItemResult> {
+  const { deps, principal } = run;
+  const key = item.key ?? null;
+  const call: TraceCall = {
+    id: randomUUID(),
+    principal,
+    startedAt: performance.now(),
+    cacheKey: null,
+    list: { ...run.list, key },
+  };
+  let failure: unknown;
+  try {
+    const trace = checkItem(item);
+    call.cacheKey = trace.cacheKey;
+    const response = await traceAndCharge(deps, { ...call, cacheKey: trace.cacheKey }, trace, {
+      resolve: { timeoutMs: Math.max(0, run.deadline - performance.now()), group: run.group },
+      // The deadline is checked before the turn: an item done in time may wait for its turn past it.
+      beforeCharge: async () => {
+        if (performance.now() > run.deadline) throw traceTimedOut(deps.timeoutMs);
+        await run.order.turn(index);
+      },
+      alsoInCharge: alsoInCharge && ((charged) => alsoInCharge(tracedItem(index, key, charged))),
+      refundUndelivered: run.refundUndelivered,
+    });
+    return tracedItem(index, key, response);
+  } catch (error) {
+    failure = error;
+    if (error instanceof ChargeGuardFailed) throw error;
+    await recordFailure(deps, call, error);
+    return failedItem(index, key, call.id, error);
+  } finally {
+    run.order.settle(index, failure);
+  }
+}
+
+/** Runs every item of a list, at most `concurrency` at a time and starting in index order; their results in index order. */
+export async function runTraceItems(
+  run: ListRun,
+  items: readonly ListItemInput[],
+  concurrency: number,
+  alsoInCharge?: AlsoInCharge,
+): Promise<ItemResult[]> {
+  const results: ItemResult[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await runTraceItem(run, index, items[index], alsoInCharge);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  return results;
+}
