@@ -36,7 +36,9 @@ export class Migration20261129000100_skip_trace_jobs extends Migration {
       `create unique index skip_trace_jobs_idempotency_idx on skip_trace_jobs (organization_id, idempotency_key) where idempotency_key is not null;`,
     );
     this.addSql(`create index skip_trace_jobs_active_idx on skip_trace_jobs (organization_id) where status in ('queued', 'running');`);
-    this.addSql(`create index skip_trace_jobs_webhook_idx on skip_trace_jobs (id) where webhook_url is not null and not webhook_enqueued and status in ('completed', 'cancelled');`);
+    this.addSql(
+      `create index skip_trace_jobs_webhook_idx on skip_trace_jobs (id) where webhook_url is not null and not webhook_enqueued and status in ('completed', 'cancelled');`,
+    );
 
     // `seq` orders an organization's pending items by job, then index: its older jobs go first.
     this.addSql(`create table skip_trace_job_items (

@@ -178,7 +178,9 @@ function restOperation(route: RestRoute<Caller>, components: Components): OpenAp
   const parameters = restParameters(route, components);
   const content = successContent(route, components);
   const body = hasBody && !reference.noBody && requestBody(route, components);
-  const streamNotes = [...Object.values(reference.streams ?? {}), ...(route.download ? [route.download] : [])].map((stream) => stream.description);
+  const streamNotes = [...Object.values(reference.streams ?? {}), ...(route.download ? [route.download] : [])].map(
+    (stream) => stream.description,
+  );
   return {
     operationId: operationIdOf(route.method, route.path),
     summary: route.summary,
@@ -208,7 +210,9 @@ function requestBody(route: RestRoute<Caller>, components: Components): OpenApiO
     },
   };
   for (const [mediaType, text] of Object.entries(route.textBodies ?? {}))
-    content[mediaType] = { schema: { ...(text.schema ? components.embed(text.schema) : { type: 'string' }), description: text.description } };
+    content[mediaType] = {
+      schema: { ...(text.schema ? components.embed(text.schema) : { type: 'string' }), description: text.description },
+    };
   return { required: true, content };
 }
 

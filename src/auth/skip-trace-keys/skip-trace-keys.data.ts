@@ -48,6 +48,8 @@ export async function activeSkipTraceKeys(em: Em, organizationIds: readonly stri
 /** Which of `ids` are skip trace keys still active (not revoked or rotated away): an open stream's key re-check. */
 export async function activeSkipTraceKeyIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.rows<{ id: string }>(sql`select id from skip_trace_keys where id = any(${pgTextArray(ids)}::uuid[]) and revoked_at is null`);
+  const rows = await db.rows<{ id: string }>(
+    sql`select id from skip_trace_keys where id = any(${pgTextArray(ids)}::uuid[]) and revoked_at is null`,
+  );
   return new Set(rows.map((row) => row.id));
 }

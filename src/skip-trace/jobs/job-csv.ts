@@ -11,7 +11,18 @@ import { containsNul, NUL_DETAIL } from '../../common/nul.js';
 import type { JobItemRow, NewJobItem } from './jobs.data.js';
 
 /** The columns a CSV upload may name, as matched (lower case). */
-export const INPUT_COLUMNS = ['key', 'line1', 'line2', 'city', 'state', 'zip', 'actor_type', 'first_name', 'last_name', 'actor_name'] as const;
+export const INPUT_COLUMNS = [
+  'key',
+  'line1',
+  'line2',
+  'city',
+  'state',
+  'zip',
+  'actor_type',
+  'first_name',
+  'last_name',
+  'actor_name',
+] as const;
 type InputColumn = (typeof INPUT_COLUMNS)[number];
 const REQUIRED_COLUMNS: readonly InputColumn[] = ['line1', 'city', 'state', 'zip'];
 
@@ -51,14 +62,21 @@ function itemOf(cells: string[], positions: Map<InputColumn, number>): NewJobIte
     const value = position === undefined ? '' : (cells[position] ?? '');
     return value === '' ? null : value;
   };
-  const type = cell('actor_type')?.trim().toLowerCase() ?? (cell('actor_name') ? 'entity' : cell('first_name') || cell('last_name') ? 'person' : null);
+  const type =
+    cell('actor_type')?.trim().toLowerCase() ?? (cell('actor_name') ? 'entity' : cell('first_name') || cell('last_name') ? 'person' : null);
   const actor =
     type === null
       ? null
       : type === 'entity'
         ? { type, name: cell('actor_name') }
         : { type, firstName: cell('first_name'), lastName: cell('last_name') };
-  const address = { line1: cell('line1') ?? '', line2: cell('line2'), city: cell('city') ?? '', state: cell('state') ?? '', zip: cell('zip') ?? '' };
+  const address = {
+    line1: cell('line1') ?? '',
+    line2: cell('line2'),
+    city: cell('city') ?? '',
+    state: cell('state') ?? '',
+    zip: cell('zip') ?? '',
+  };
   return { key: cell('key'), input: { address, ...(actor && { actor }) }, cells };
 }
 
@@ -143,7 +161,18 @@ const personCells = (person: CsvPerson | undefined) => [
 function jsonInputCells(item: JobItemRow): unknown[] {
   const address = (item.input.address ?? {}) as Record<string, unknown>;
   const actor = (item.input.actor ?? {}) as Record<string, unknown>;
-  return [item.key, address.line1, address.line2, address.city, address.state, address.zip, actor.type, actor.firstName, actor.lastName, actor.name];
+  return [
+    item.key,
+    address.line1,
+    address.line2,
+    address.city,
+    address.state,
+    address.zip,
+    actor.type,
+    actor.firstName,
+    actor.lastName,
+    actor.name,
+  ];
 }
 
 /** One item's row of the results CSV. */

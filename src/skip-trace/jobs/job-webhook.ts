@@ -16,12 +16,7 @@ export interface JobWebhook {
 
 /** Refuses (422, path `webhookUrl`) a webhook URL a job may not be created with. */
 export async function checkJobWebhook(_services: Services, _organizationId: string, url: string): Promise<void> {
-  let parsed: URL | null = null;
-  try {
-    parsed = new URL(url);
-  } catch {
-    parsed = null;
-  }
+  const parsed = URL.canParse(url) ? new URL(url) : null;
   if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:'))
     throw badInput('webhookUrl must be an https:// URL.', [{ path: 'webhookUrl', message: 'must be an https:// URL' }]);
 }

@@ -47,16 +47,7 @@ export function startJobWorker(options: JobWorkerOptions): JobWorker {
   const running = new Map<string, { item: ClaimedItem; done: Promise<void> }>();
   const byOrganization = new Map<string, number>();
   let stopped = false;
-  let wakeUp: (() => void) | null = null;
-  const wake = () => wakeUp?.();
-  const idle = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    }).finally(() => (wakeUp = null));
+  const { wake, idle } = wakeable();
 
   const count = (organizationId: string, delta: number) => {
     const n = (byOrganization.get(organizationId) ?? 0) + delta;
@@ -85,20 +76,12 @@ export function startJobWorker(options: JobWorkerOptions): JobWorker {
         });
         for (const item of claimed) start(item);
       }
-      // A full claim may leave more to take at once; otherwise wait for a finished item, a new job or the poll.
-      if (stopped || (free > 0 && claimed.length === free && running.size < options.concurrency)) continue;
-      await idle(options.pollMs);
+      // A full claim may leave more to take; else wait for a finished item, a new job or the poll.
+      if (!stopped) await idle(free > 0 && claimed.length === free ? 0 : options.pollMs);
     }
   };
 
-  const heartbeat = setInterval(() => {
-    const items = [...running.values()].map((entry) => entry.item);
-    void renewLeases(options.db, lease, items)
-      .then(() => cancelAbandoned(options.db))
-      .then(() => options.afterSweep?.())
-      .catch((error) => options.log.error({ err: error }, 'could not renew skip trace job leases'));
-  }, Math.max(50, Math.floor(options.leaseMs / 3)));
-  heartbeat.unref();
+  const heartbeat = startHeartbeat(options, lease, () => [...running.values()].map((entry) => entry.item));
 
   const looping = loop();
   return {
@@ -114,6 +97,43 @@ export function startJobWorker(options: JobWorkerOptions): JobWorker {
       clearTimeout(timer);
     },
   };
+}
+
+/** A wait that `wake` cuts short. */
+function wakeable() {
+  let wakeUp: (() => void) | null = null;
+  // A wake while no one waits (the loop was claiming) cuts the next wait short.
+  let woken = false;
+  return {
+    wake: () => (wakeUp ? wakeUp() : (woken = true)),
+    idle: (ms: number) =>
+      new Promise<void>((resolve) => {
+        if (woken || ms === 0) return resolve();
+        const timer = setTimeout(resolve, ms);
+        wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }).finally(() => {
+        wakeUp = null;
+        woken = false;
+      }),
+  };
+}
+
+/** Every third of a lease: the running items' leases renewed, abandoned items of cancelled jobs cancelled, then `afterSweep`. */
+function startHeartbeat(options: JobWorkerOptions, lease: Lease, items: () => ClaimedItem[]): NodeJS.Timeout {
+  const heartbeat = setInterval(
+    () => {
+      void renewLeases(options.db, lease, items())
+        .then(() => cancelAbandoned(options.db))
+        .then(() => options.afterSweep?.())
+        .catch((error) => options.log.error({ err: error }, 'could not renew skip trace job leases'));
+    },
+    Math.max(50, Math.floor(options.leaseMs / 3)),
+  );
+  heartbeat.unref();
+  return heartbeat;
 }
 
 /** One item, to its end: an unexpected failure is stored as the item's `internal_error` rather than retried for ever. */

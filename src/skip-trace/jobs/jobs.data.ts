@@ -7,12 +7,10 @@
  */
 import { empty, raw, sql, type Db } from '../../infra/database/sql.js';
 import type { KeysetPosition } from '../../common/keyset-page.js';
+import type { ItemStatus } from '../items/item-result.js';
 
 export const JOB_STATUSES = ['queued', 'running', 'completed', 'cancelled'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
-
-export const ITEM_STATUSES = ['records_found', 'no_records_found', 'failed', 'pending', 'cancelled'] as const;
-export type ItemStatus = (typeof ITEM_STATUSES)[number];
 
 export interface JobCounts {
   total: number;
@@ -168,7 +166,9 @@ export async function jobOfIdempotencyKey(db: Db, organizationId: string, key: s
 
 /** The organization's job `id`; null for another organization's or an unknown id. */
 export async function findJob(db: Db, organizationId: string, id: string): Promise<Job | null> {
-  const [row] = await db.rows<JobRow>(sql`select ${JOB_COLUMNS} from skip_trace_jobs j where j.id = ${id} and j.organization_id = ${organizationId}`);
+  const [row] = await db.rows<JobRow>(
+    sql`select ${JOB_COLUMNS} from skip_trace_jobs j where j.id = ${id} and j.organization_id = ${organizationId}`,
+  );
   return row ? jobOf(row) : null;
 }
 

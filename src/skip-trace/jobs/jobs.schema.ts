@@ -113,11 +113,16 @@ builder.mutationFields((t) => ({
     args: {
       items: t.arg({ type: [SkipTraceItemInput], description: `1 to ${MAX_JOB_ITEMS} items.` }),
       csv: t.arg.string({ description: 'The items as CSV (UTF-8, RFC 4180), with a header row.' }),
-      webhookUrl: t.arg.string({ description: 'Sent a POST when the job ends (Standard Webhooks).', ...constraints({ minLength: 1, maxLength: 2048 }) }),
+      webhookUrl: t.arg.string({
+        description: 'Sent a POST when the job ends (Standard Webhooks).',
+        ...constraints({ minLength: 1, maxLength: 2048 }),
+      }),
     },
     resolve: async (_root, args, ctx) => {
       if ((args.items == null) === (args.csv == null))
-        throw badInput('Send the items either as items or as csv.', [{ path: args.items ? 'csv' : 'items', message: 'exactly one of items and csv' }]);
+        throw badInput('Send the items either as items or as csv.', [
+          { path: args.items ? 'csv' : 'items', message: 'exactly one of items and csv' },
+        ]);
       const webhookUrl = args.webhookUrl ?? null;
       const submission = args.csv != null ? await submissionOfCsv(args.csv, webhookUrl) : submissionOfItems(args.items ?? [], webhookUrl);
       const created = await createJob(
@@ -132,7 +137,8 @@ builder.mutationFields((t) => ({
   }),
   cancelSkipTraceJob: t.withAuth({ skipTrace: true }).field({
     type: SkipTraceJobRef,
-    description: 'Cancels a job: items not yet started become cancelled (not charged); running items finish. A finished job is returned unchanged.',
+    description:
+      'Cancels a job: items not yet started become cancelled (not charged); running items finish. A finished job is returned unchanged.',
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => cancelJobOf(ctx.db.sql, ctx.principal.organizationId, String(args.id)),
   }),

@@ -14,7 +14,17 @@ import { skipTraceAccount } from '../../billing/skip-trace-account.js';
 import type { IdempotencyKey } from '../../schema/context.js';
 import type { OrganizationPrincipal } from '../../schema/principal.js';
 import { parseJobCsv, resultsCsv } from './job-csv.js';
-import { cancelJob, findJob, insertJob, itemsFrom, jobOfIdempotencyKey, listJobs, type Job, type JobItemRow, type NewJobItem } from './jobs.data.js';
+import {
+  cancelJob,
+  findJob,
+  insertJob,
+  itemsFrom,
+  jobOfIdempotencyKey,
+  listJobs,
+  type Job,
+  type JobItemRow,
+  type NewJobItem,
+} from './jobs.data.js';
 
 /** At most this many items per job. */
 export const MAX_JOB_ITEMS = 10_000;
@@ -58,7 +68,12 @@ export async function submissionOfCsv(text: string, webhookUrl: string | null): 
   const keys = csv.items.map((item) => (item.key === null ? {} : { key: item.key }));
   const details = listShapeProblems({ items: keys }, LIST_SHAPE).map((detail) => {
     const index = /^items\[(\d+)\]/.exec(detail.path)?.[1];
-    return index === undefined ? detail : { path: `line ${csv.lines[Number(index)]}`, message: `key ${detail.message.replace(/items\[(\d+)\]/g, (_, i: string) => `line ${csv.lines[Number(i)]}`)}` };
+    return index === undefined
+      ? detail
+      : {
+          path: `line ${csv.lines[Number(index)]}`,
+          message: `key ${detail.message.replace(/items\[(\d+)\]/g, (_, i: string) => `line ${csv.lines[Number(i)]}`)}`,
+        };
   });
   if (details.length) throw badInput('The CSV is invalid; nothing was queued.', details);
   return { items: csv.items, columns: csv.columns, webhookUrl };
@@ -152,7 +167,7 @@ export async function resultsPage(db: Db, organizationId: string, id: string, ar
 export async function resultsCsvOf(db: Db, organizationId: string, id: string): Promise<Readable> {
   const job = await getJob(db, organizationId, id);
   async function* pages(): AsyncIterable<JobItemRow[]> {
-    for (let from = 0; ; ) {
+    for (let from = 0; ;) {
       const page = await itemsFrom(db, job.id, from, CSV_PAGE_ROWS);
       if (page.length) yield page;
       if (page.length < CSV_PAGE_ROWS) return;

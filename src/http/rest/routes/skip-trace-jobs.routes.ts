@@ -5,8 +5,9 @@ import type { OrganizationPrincipal } from '../../../schema/principal.js';
 import { withoutProperties, type JsonSchema } from '../../../schema/json-schema.js';
 import { listShapeProblems } from '../../../skip-trace/items/item-rules.js';
 import { JOB_CSV_DESCRIPTION, MAX_JOB_ITEMS, resultsCsvOf } from '../../../skip-trace/jobs/jobs.service.js';
+import { resultsHeader } from '../../../skip-trace/jobs/job-csv.js';
 import { TextBody } from '../../server.js';
-import { prepareOperation, type RestOperation, type RestRoute } from '../rest-route.js';
+import { prepareOperation, type RestOperation, type RestRoute, type RouteReference } from '../rest-route.js';
 import { SKIP_TRACE_KEY } from './skip-trace.route.js';
 
 /** A job as its routes answer it (the `SkipTraceJob` type's fields). */
@@ -69,45 +70,61 @@ export function createJobRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
         const { webhookUrl, ...others } = url?.query ?? {};
         const unknown = Object.keys(others);
         if (unknown.length)
-          throw new AppError('invalid_request', 'The query parameters are invalid.', unknown.map((path) => ({ path, message: 'is not a known query parameter' })));
+          throw new AppError(
+            'invalid_request',
+            'The query parameters are invalid.',
+            unknown.map((path) => ({ path, message: 'is not a known query parameter' })),
+          );
         if (webhookUrl !== undefined && typeof webhookUrl !== 'string')
           throw new AppError('invalid_request', 'webhookUrl must be given once.', [{ path: 'webhookUrl', message: 'must be given once' }]);
         return { operation, variables: { csv: body.text, ...(webhookUrl !== undefined && { webhookUrl }) } };
       }
-      if (!isObject(body)) throw new AppError('invalid_request', 'The body must be a JSON object with items, or CSV (Content-Type: text/csv).');
+      if (!isObject(body))
+        throw new AppError('invalid_request', 'The body must be a JSON object with items, or CSV (Content-Type: text/csv).');
       return { operation, variables: body };
     },
     checkVariables: jobBodyProblems,
     invalid: { message: 'The list is invalid; nothing was queued.' },
     respond: ({ job }) => ({ id: job.id, status: job.status, createdAt: job.createdAt, counts: job.counts }),
     responseHeaders: {
-      Location: { description: 'The job: GET it for its status.', schema: { type: 'string' }, value: ({ job }) => `${JOBS_PATH}/${job.id}` },
+      Location: {
+        description: 'The job: GET it for its status.',
+        schema: { type: 'string' },
+        value: ({ job }) => `${JOBS_PATH}/${job.id}`,
+      },
       [REPLAYED_HEADER]: {
         description: 'true when an earlier request with the same Idempotency-Key created the job (nothing was queued now).',
         schema: { const: 'true' },
         value: ({ replayed }) => (replayed ? 'true' : undefined),
       },
     },
-    reference: {
-      description: `The items as JSON, or as CSV (\`Content-Type: text/csv\`, body up to 5 MiB, with \`webhookUrl\` as a query parameter). ${JOB_CSV_DESCRIPTION} A malformed body (bad JSON or CSV, a missing line1/city/state/zip column, more than ${MAX_JOB_ITEMS} items, a duplicate key) is 422 naming the item or line, and nothing is queued; an item breaking a rule of its own fails alone. Counts once against the key's window.`,
-      body: withoutProperties(inputBodySchemaOf(operation), ['csv']),
-      query: { type: 'object', properties: { webhookUrl: { type: 'string', description: 'CSV uploads: the webhook URL.' } } },
-      response: createdResponse(operation),
-      errors: ['feature_unavailable', 'insufficient_credits'],
-      examples: {
-        items: {
-          summary: 'Two items with keys',
-          value: {
-            items: [
-              { key: 'crm-1', address: { line1: '123 Main Street', line2: 'Apt 4', city: 'Austin', state: 'TX', zip: '78701' } },
-              { key: 'crm-2', address: { line1: '456 Oak Avenue', city: 'Austin', state: 'TX', zip: '78702' }, actor: { type: 'entity', name: 'Acme Holdings LLC' } },
-            ],
-          },
-        },
-      },
-    },
+    reference: createJobReference(operation),
   };
 }
+
+/** What the API reference says of job creation: both bodies, the webhookUrl parameter, the 202's body. */
+const createJobReference = (operation: RestOperation): RouteReference => ({
+  description: `The items as JSON, or as CSV (\`Content-Type: text/csv\`, body up to 5 MiB, with \`webhookUrl\` as a query parameter). ${JOB_CSV_DESCRIPTION} A malformed body (bad JSON or CSV, a missing line1/city/state/zip column, more than ${MAX_JOB_ITEMS} items, a duplicate key) is 422 naming the item or line, and nothing is queued; an item breaking a rule of its own fails alone. Counts once against the key's window.`,
+  body: withoutProperties(inputBodySchemaOf(operation), ['csv']),
+  query: { type: 'object', properties: { webhookUrl: { type: 'string', description: 'CSV uploads: the webhook URL.' } } },
+  response: createdResponse(operation),
+  errors: ['feature_unavailable', 'insufficient_credits'],
+  examples: {
+    items: {
+      summary: 'Two items with keys',
+      value: {
+        items: [
+          { key: 'crm-1', address: { line1: '123 Main Street', line2: 'Apt 4', city: 'Austin', state: 'TX', zip: '78701' } },
+          {
+            key: 'crm-2',
+            address: { line1: '456 Oak Avenue', city: 'Austin', state: 'TX', zip: '78702' },
+            actor: { type: 'entity', name: 'Acme Holdings LLC' },
+          },
+        ],
+      },
+    },
+  },
+});
 
 /** The mutation's variables as the JSON body's schema. */
 function inputBodySchemaOf(operation: RestOperation): JsonSchema {
@@ -148,7 +165,8 @@ export const jobRoute = (schema: GraphQLSchema) =>
   jobQueryRoute(schema, {
     path: `${JOBS_PATH}/:id`,
     summary: "A job: its status, counts and webhook. Another organization's job, or an unknown id, is 404.",
-    description: "`{id, status, createdAt, startedAt, completedAt, counts, webhook}`. Another organization's job, or an unknown id: 404 `not_found`.",
+    description:
+      "`{id, status, createdAt, startedAt, completedAt, counts, webhook}`. Another organization's job, or an unknown id: 404 `not_found`.",
     document: JOB_DOCUMENT,
   });
 
@@ -166,8 +184,7 @@ export function jobResultsRoute(schema: GraphQLSchema): RestRoute<OrganizationPr
   const route = jobQueryRoute(schema, {
     path: `${JOBS_PATH}/:id/results`,
     summary: "A job's item results in index order (pending ones too), as JSON pages or, with Accept: text/csv, the whole job as CSV.",
-    description:
-      '`{results, nextCursor}` in index order, every item listed (pending ones too), usable while the job runs; `limit` 1 to 1000 (default 100). With `Accept: text/csv`: the whole job as CSV, streamed: the input columns as submitted (a JSON job: `key,line1,line2,city,state,zip,actor_type,first_name,last_name,actor_name`), then `status`, `trace_id`, `error_code`, then for persons 1..3 `pN_first_name`, `pN_middle_name`, `pN_last_name`, `pN_age`, `pN_phone1`..`pN_phone3` each with `pN_phoneM_type`, `pN_email1`, `pN_email2`; one row per item in index order.',
+    description: `\`{results, nextCursor}\` in index order, every item listed (pending ones too), usable while the job runs; \`limit\` 1 to 1000 (default 100). With \`Accept: text/csv\`: the whole job as CSV, streamed, one row per item in index order: the input columns as submitted, then the result's. A JSON job's header: \`${resultsHeader(null).join(',')}\` (a CSV job's starts with its own columns instead of the first ten). Cells are empty where absent.`,
     document: RESULTS_DOCUMENT,
   });
   return {
@@ -187,14 +204,16 @@ export function cancelJobRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
   return {
     method: 'POST',
     path: `${JOBS_PATH}/:id/cancel`,
-    summary: 'Cancels a job: items not yet started become cancelled (not charged); running items finish. A finished job is returned unchanged.',
+    summary:
+      'Cancels a job: items not yet started become cancelled (not charged); running items finish. A finished job is returned unchanged.',
     credential: SKIP_TRACE_KEY,
     pathParameters: JOB_ID_PARAMETER,
     toCall: (_body, url) => ({ operation, variables: { id: url?.params.id } }),
     invalid: { message: 'The job id is invalid.', path: () => 'id' },
     respond: (value) => value,
     reference: {
-      description: "The job as it is after the cancel (`status` becomes `cancelled` once no item is running). Another organization's job, or an unknown id: 404 `not_found`.",
+      description:
+        "The job as it is after the cancel (`status` becomes `cancelled` once no item is running). Another organization's job, or an unknown id: 404 `not_found`.",
       noBody: true,
       response: operation.result,
       errors: ['not_found'],
