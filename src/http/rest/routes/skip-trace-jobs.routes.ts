@@ -80,7 +80,11 @@ export function createJobRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
         return { operation, variables: { csv: body.text, ...(webhookUrl !== undefined && { webhookUrl }) } };
       }
       if (!isObject(body))
-        throw new AppError('invalid_request', 'The body must be a JSON object with items, or CSV (Content-Type: text/csv).');
+        throw new AppError(
+          'invalid_request',
+          'The body must be a JSON object with items, or CSV (Content-Type: text/csv).',
+          listShapeProblems(body, { max: MAX_JOB_ITEMS }),
+        );
       return { operation, variables: body };
     },
     checkVariables: jobBodyProblems,
