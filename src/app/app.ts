@@ -23,6 +23,9 @@ import { gatewayCallRoute } from '../http/rest/routes/gateway-call.route.js';
 import { skipTraceRoute } from '../http/rest/routes/skip-trace.route.js';
 import { skipTraceAccountRoute, skipTraceUsageRoute } from '../http/rest/routes/skip-trace-billing.routes.js';
 import { startIdempotencySweeper } from '../skip-trace/idempotency/idempotency-sweeper.js';
+import { startWebhookWorker } from '../webhooks/webhook-worker.js';
+import type { Resolve } from '../webhooks/webhook-url.js';
+import { webhookSecretRoute } from '../http/rest/routes/webhook-secret.route.js';
 import type { Services } from '../schema/context.js';
 import { createTraceCoordinator } from '../skip-trace/trace-coordinator.js';
 import { createHttpProvider } from '../skip-trace/providers/http-provider.js';
@@ -46,6 +49,7 @@ import { registerServiceIndex, serviceIndexReference } from '../reference/servic
 import { activeSkipTraceKeyIds } from '../auth/skip-trace-keys/skip-trace-keys.data.js';
 import { startJobWorker } from '../skip-trace/jobs/job-worker.js';
 import { jobItemRunner } from '../skip-trace/jobs/job-items.js';
+import { queueEndedJobWebhooks } from '../skip-trace/jobs/job-webhook.js';
 import { cancelJobRoute, createJobRoute, jobResultsRoute, jobRoute, jobsRoute } from '../http/rest/routes/skip-trace-jobs.routes.js';
 import type { Caller } from '../schema/principal.js';
 
@@ -61,12 +65,13 @@ export interface App {
 
 /**
  * Wires the service in order: database and Redis, services, schema engines, routes, lifecycle.
- * Listening is the caller's job. `embeddedEngine`: the embedded database, if already starting.
+ * Listening is the caller's job. `embeddedEngine`: the embedded database, if already starting;
+ * `webhookResolve`: the resolver webhook deliveries check their URLs with (tests; the system's by default).
  */
 export async function buildApp(
   config: Config,
   log: pino.Logger = createLogger(config.logLevel),
-  options: { embeddedEngine?: Promise<EmbeddedEngine> } = {},
+  options: { embeddedEngine?: Promise<EmbeddedEngine>; webhookResolve?: Resolve } = {},
 ): Promise<App> {
   const { database, registry } = await openDatabaseAndRegistry(config, log, options.embeddedEngine);
   // Loaded only when configured: without REDIS_URL the windows are in-process.
@@ -76,14 +81,14 @@ export async function buildApp(
   const http = createHttpServer(config, log);
   registerRoutes(http, services, registry);
   const idempotencySweeper = startIdempotencySweeper(database.sql, config.skipTrace.idempotencySweep, log);
+  const webhookWorker = startWebhookWorker(database.sql, config.webhooks, log, { resolve: options.webhookResolve });
   return {
     http,
     services,
     database,
     close: async () => {
-      await idempotencySweeper.stop();
-      // Items still running past the grace keep their leases, which run out for another instance to claim them.
-      await services.jobWorker.stop();
+      // Job items still running past the grace keep their leases, which run out for another instance to claim them.
+      await Promise.all([idempotencySweeper.stop(), webhookWorker.stop(), services.jobWorker.stop()]);
       await closeHttp(http, services);
       // Traces that outlived their callers (timeouts) may still be writing their results.
       await Promise.allSettled(services.traces.pending());
@@ -150,7 +155,13 @@ function createServices(
     // Set below: its items run on the services above.
     jobWorker: null as unknown as Services['jobWorker'],
   };
-  services.jobWorker = startJobWorker({ db: database.sql, log, ...config.skipTrace.jobs, runItem: jobItemRunner(services) });
+  services.jobWorker = startJobWorker({
+    db: database.sql,
+    log,
+    ...config.skipTrace.jobs,
+    runItem: jobItemRunner(services),
+    afterSettled: () => queueEndedJobWebhooks(database.sql),
+  });
   return services;
 }
 
@@ -185,6 +196,7 @@ function registerRoutes(http: FastifyInstance, services: Services, registry: Ope
   registerRestRoute(http, restDeps, skipTraceRoute(schema));
   registerRestRoute(http, restDeps, skipTraceAccountRoute(schema));
   registerRestRoute(http, restDeps, skipTraceUsageRoute(schema));
+  registerRestRoute(http, restDeps, webhookSecretRoute(schema));
   registerRestRoutes(http, restDeps, [
     createJobRoute(schema),
     jobsRoute(schema),

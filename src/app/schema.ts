@@ -11,6 +11,7 @@ import '../skip-trace/items/item.schema.js';
 import '../skip-trace/jobs/jobs.schema.js';
 import '../billing/billing.schema.js';
 import '../property-records/property-records.schema.js';
+import '../webhooks/webhooks.schema.js';
 
 /** The one schema: the gateway, the REST routes and internal tools all run against it. */
 export const schema = builder.toSchema({ sortSchema: true });

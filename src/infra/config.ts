@@ -61,6 +61,10 @@ const envSchema = z.object({
     z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
   ),
   SKIPTRACE_PROVIDER_KEY: optionalString,
+  SKIPTRACE_WEBHOOK_ALLOW_PRIVATE: bool(false),
+  WEBHOOK_RETRY_BASE_MS: int(5000),
+  WEBHOOK_TIMEOUT_MS: int(10000).pipe(z.number().max(10000, 'must be at most 10000 (a delivery never waits longer)')),
+  WEBHOOK_POLL_INTERVAL_MS: int(1000),
   STREAM_MAX_PER_KEY: int(5),
   STREAM_MAX_PER_USER: int(10),
   STREAM_MAX_PER_ORGANIZATION: int(200),
@@ -113,6 +117,12 @@ export interface Config {
      */
     jobs: { concurrency: number; leaseMs: number; pollMs: number };
   };
+  /**
+   * Signed webhook deliveries: `allowPrivate` also lets them go to `http://`, loopback and private
+   * addresses (development, tests); retries wait `retryBaseMs` doubled per attempt; an attempt
+   * gets `timeoutMs` to answer; each instance looks for due deliveries every `pollIntervalMs`.
+   */
+  webhooks: { allowPrivate: boolean; retryBaseMs: number; timeoutMs: number; pollIntervalMs: number };
   /**
    * Open event streams (watchNotifications) on this instance: per key, user, organization and in
    * all; a client that takes nothing written to it for `idleTimeoutMs` is disconnected.
@@ -171,6 +181,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           ? { kind: 'http', url: env.SKIPTRACE_PROVIDER_URL as string, apiKey: env.SKIPTRACE_PROVIDER_KEY as string }
           : { kind: 'records' },
       jobs: { concurrency: env.SKIPTRACE_JOB_CONCURRENCY, leaseMs: env.SKIPTRACE_JOB_LEASE_MS, pollMs: env.SKIPTRACE_JOB_POLL_MS },
+    },
+    webhooks: {
+      allowPrivate: env.SKIPTRACE_WEBHOOK_ALLOW_PRIVATE,
+      retryBaseMs: env.WEBHOOK_RETRY_BASE_MS,
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      pollIntervalMs: env.WEBHOOK_POLL_INTERVAL_MS,
     },
     streams: {
       maxPerKey: env.STREAM_MAX_PER_KEY,

@@ -30,6 +30,8 @@ const OWNERS: Record<string, string> = {
   properties: 'src/property-records/',
   property_owners: 'src/property-records/',
   property_persons: 'src/property-records/',
+  webhook_secrets: 'src/webhooks/',
+  webhook_deliveries: 'src/webhooks/',
 };
 
 /**

@@ -13,7 +13,16 @@ const LAYERS: Array<{ name: string; folders: string[] }> = [
   { name: 'schema base', folders: ['src/schema'] },
   {
     name: 'domains',
-    folders: ['src/address', 'src/auth', 'src/organizations', 'src/notifications', 'src/billing', 'src/property-records', 'src/skip-trace'],
+    folders: [
+      'src/address',
+      'src/auth',
+      'src/organizations',
+      'src/notifications',
+      'src/billing',
+      'src/property-records',
+      'src/skip-trace',
+      'src/webhooks',
+    ],
   },
   { name: 'HTTP edge', folders: ['src/http'] },
   { name: 'API reference', folders: ['src/reference'] },

@@ -41,7 +41,7 @@ export const usingRealBackends = Boolean(process.env.DATABASE_URL);
 
 export async function startService(
   env: Record<string, string> = {},
-  options: { logDestination?: DestinationStream } = {},
+  options: { logDestination?: DestinationStream; app?: Parameters<typeof buildApp>[2] } = {},
 ): Promise<TestService> {
   const platformToken = `pt_${randomBytes(24).toString('hex')}`;
   const config = loadConfig({
@@ -57,7 +57,7 @@ export async function startService(
     PORT: '0',
     ...env,
   });
-  const app = await buildApp(config, createLogger(config.logLevel, options.logDestination));
+  const app = await buildApp(config, createLogger(config.logLevel, options.logDestination), options.app);
   await app.http.listen({ port: 0, host: '127.0.0.1' });
   const address = app.http.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

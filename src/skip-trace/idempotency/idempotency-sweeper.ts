@@ -2,14 +2,13 @@ import type { Logger } from 'pino';
 import type { Config } from '../../infra/config.js';
 import type { Db } from '../../infra/database/sql.js';
 import { deleteExpiredKeys } from './idempotency-keys.data.js';
+import { startPeriodic, type Periodic } from '../../infra/periodic.js';
 
 /** Batches one sweep deletes at most, so a backlog is worked off over several sweeps rather than in one long burst. */
 const MAX_BATCHES_PER_SWEEP = 10;
 
-export interface IdempotencySweeper {
-  /** Stops the interval and waits for a sweep under way. */
-  stop(): Promise<void>;
-}
+/** `stop()` ends the interval and waits for a sweep under way. */
+export type IdempotencySweeper = Periodic;
 
 /**
  * Deletes Idempotency-Keys whose 24 h are over, every `intervalMs`, `batch` rows per statement.
@@ -17,7 +16,6 @@ export interface IdempotencySweeper {
  * by the claim, so the sweep only bounds the table.
  */
 export function startIdempotencySweeper(db: Db, options: Config['skipTrace']['idempotencySweep'], log: Logger): IdempotencySweeper {
-  let running: Promise<void> | null = null;
   const sweep = async () => {
     let deleted = 0;
     for (let i = 0; i < MAX_BATCHES_PER_SWEEP; i++) {
@@ -27,21 +25,7 @@ export function startIdempotencySweeper(db: Db, options: Config['skipTrace']['id
     }
     if (deleted) log.debug({ deleted }, 'swept expired idempotency keys');
   };
-  const tick = () => {
-    if (running) return;
-    running = sweep()
-      .catch((error) => log.warn({ err: error }, 'could not sweep expired idempotency keys; retrying at the next interval'))
-      .finally(() => {
-        running = null;
-      });
-  };
-  const timer = setInterval(tick, options.intervalMs);
-  // Never what keeps the process alive.
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startPeriodic(sweep, options.intervalMs, (error) =>
+    log.warn({ err: error }, 'could not sweep expired idempotency keys; retrying at the next interval'),
+  );
 }

@@ -29,18 +29,35 @@ export interface JobWorkerOptions {
   /** How often an idle worker looks for work (a job created on this instance wakes it at once). */
   pollMs: number;
   runItem: JobItemRunner;
-  /** Told of each job that may have ended (its webhook is due). */
-  afterSweep?: () => Promise<void>;
+  /** Run soon after items settle (and on each heartbeat): jobs may have ended, their webhooks due. */
+  afterSettled?: () => Promise<void>;
 }
 
 export interface JobWorker {
   /** Looks for work now (a job was just created). */
   wake(): void;
+  /** Items settled outside the worker (a cancel): runs `afterSettled` soon. */
+  settled(): void;
   /** Stops claiming; waits up to `graceMs` for running items (the rest are claimed again once their leases run out). */
   stop(graceMs?: number): Promise<void>;
 }
 
 const itemId = (item: ClaimedItem) => `${item.jobId}:${item.index}`;
+
+/** After items settle, `afterSettled` runs once per this long at most, however many settled. */
+const SETTLED_DEBOUNCE_MS = 100;
+
+/** `afterSettled`, run once `ms` after the first call since it last ran. */
+function debounced(options: JobWorkerOptions, ms: number): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  return () => {
+    if (timer || !options.afterSettled) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      options.afterSettled?.().catch((error) => options.log.error({ err: error }, 'could not settle ended skip trace jobs'));
+    }, ms);
+  };
+}
 
 export function startJobWorker(options: JobWorkerOptions): JobWorker {
   const lease: Lease = { token: randomUUID(), ms: options.leaseMs };
@@ -48,6 +65,7 @@ export function startJobWorker(options: JobWorkerOptions): JobWorker {
   const byOrganization = new Map<string, number>();
   let stopped = false;
   const { wake, idle } = wakeable();
+  const settled = debounced(options, SETTLED_DEBOUNCE_MS);
 
   const count = (organizationId: string, delta: number) => {
     const n = (byOrganization.get(organizationId) ?? 0) + delta;
@@ -61,6 +79,7 @@ export function startJobWorker(options: JobWorkerOptions): JobWorker {
       running.delete(itemId(item));
       count(item.organizationId, -1);
       wake();
+      settled();
     });
     running.set(itemId(item), { item, done });
   };
@@ -86,6 +105,7 @@ export function startJobWorker(options: JobWorkerOptions): JobWorker {
   const looping = loop();
   return {
     wake,
+    settled,
     async stop(graceMs = 5000) {
       stopped = true;
       wake();
@@ -127,7 +147,7 @@ function startHeartbeat(options: JobWorkerOptions, lease: Lease, items: () => Cl
     () => {
       void renewLeases(options.db, lease, items())
         .then(() => cancelAbandoned(options.db))
-        .then(() => options.afterSweep?.())
+        .then(() => options.afterSettled?.())
         .catch((error) => options.log.error({ err: error }, 'could not renew skip trace job leases'));
     },
     Math.max(50, Math.floor(options.leaseMs / 3)),

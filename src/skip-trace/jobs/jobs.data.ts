@@ -255,3 +255,16 @@ export async function cancelJob(db: Db, organizationId: string, id: string): Pro
   );
   return findJob(db, organizationId, id);
 }
+
+/** Jobs that ended with a webhook URL whose delivery is not queued yet (`skip_trace_jobs_webhook_idx`). */
+export async function endedJobsAwaitingWebhook(db: Db): Promise<Job[]> {
+  const rows = await db.rows<JobRow>(
+    sql`select ${JOB_COLUMNS} from skip_trace_jobs j where j.webhook_url is not null and not j.webhook_enqueued
+        and j.status in ('completed', 'cancelled') limit 100`,
+  );
+  return rows.map(jobOf);
+}
+
+export async function markWebhookQueued(db: Db, id: string): Promise<void> {
+  await db.run(sql`update skip_trace_jobs set webhook_enqueued = true where id = ${id}`);
+}

@@ -68,7 +68,7 @@ export const SkipTraceJobRef = builder.objectRef<Job>('SkipTraceJob').implement(
       type: JobWebhookRef,
       nullable: true,
       description: 'Null for a job without webhookUrl.',
-      resolve: (job, _args, ctx) => (job.webhookUrl ? jobWebhookLoader(ctx, job.webhookUrl).load(job.id) : null),
+      resolve: (job, _args, ctx) => (job.webhookUrl ? jobWebhookLoader(ctx).load(job) : null),
     }),
   }),
 });
@@ -140,7 +140,12 @@ builder.mutationFields((t) => ({
     description:
       'Cancels a job: items not yet started become cancelled (not charged); running items finish. A finished job is returned unchanged.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => cancelJobOf(ctx.db.sql, ctx.principal.organizationId, String(args.id)),
+    resolve: async (_root, args, ctx) => {
+      const job = await cancelJobOf(ctx.db.sql, ctx.principal.organizationId, String(args.id));
+      // The cancel may have ended the job: its webhook is due.
+      ctx.services.jobWorker.settled();
+      return job;
+    },
   }),
 }));
 
