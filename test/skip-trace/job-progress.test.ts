@@ -2,25 +2,23 @@
  * Jobs as they run (contract 7.2): items fairly across organizations, the progress subscription
  * (GraphQL over SSE), and the job fields on `/graphql`.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeVendor, vendorEnv, type FakeVendor } from '../support/fake-vendor.js';
-import { startService, type TestService } from '../support/harness.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { FakeVendor } from '../support/fake-vendor.js';
+import type { TestService } from '../support/harness.js';
 import { setupBillingOrg, uniqueAddress } from '../support/billing.js';
 import { openStream, type SseStream } from '../support/sse-client.js';
-import { getJob, jobEnded, postJob } from '../support/jobs.js';
+import { getJob, jobEnded, postJob, useJobServices } from '../support/jobs.js';
 
 let vendor: FakeVendor;
 let service: TestService;
 const streams: SseStream[] = [];
 
-beforeAll(async () => {
-  vendor = await startFakeVendor();
-  service = await startService({ ...vendorEnv(vendor), SKIPTRACE_JOB_POLL_MS: '50', SKIPTRACE_JOB_CONCURRENCY: '2' });
+useJobServices([{ SKIPTRACE_JOB_CONCURRENCY: '2' }], (started) => {
+  [service] = started.services;
+  vendor = started.vendor;
 });
-afterAll(async () => {
+afterAll(() => {
   for (const stream of streams) stream.close();
-  await service?.close();
-  await vendor?.close();
 });
 
 const items = (n: number) => Array.from({ length: n }, (_, i) => ({ key: `k${i}`, address: uniqueAddress() }));

@@ -5,31 +5,30 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { startFakeVendor, vendorEnv, type FakeVendor } from '../support/fake-vendor.js';
-import { startService, type TestService } from '../support/harness.js';
+import type { FakeVendor } from '../support/fake-vendor.js';
+import type { TestService } from '../support/harness.js';
 import { eventually, setupBillingOrg, uniqueAddress } from '../support/billing.js';
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js';
 import { rotateSecret } from '../support/webhooks.js';
-import { cancelJob, getJob, jobEnded, postCsvJob, postJob } from '../support/jobs.js';
+import { cancelJob, getJob, jobEnded, postCsvJob, postJob, useJobServices } from '../support/jobs.js';
 
 let vendor: FakeVendor;
 let service: TestService;
 let strict: TestService;
 let receiver: Receiver;
 
+// Each on a database of its own: the strict one's webhook worker must not take the other's deliveries.
+useJobServices(
+  [{ WEBHOOK_POLL_INTERVAL_MS: '50', SKIPTRACE_WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_BASE_MS: '100' }, {}],
+  (started) => {
+    [service, strict] = started.services;
+    vendor = started.vendor;
+  },
+);
 beforeAll(async () => {
-  vendor = await startFakeVendor();
   receiver = await startReceiver();
-  const env = { ...vendorEnv(vendor), SKIPTRACE_JOB_POLL_MS: '50', WEBHOOK_POLL_INTERVAL_MS: '50' };
-  service = await startService({ ...env, SKIPTRACE_WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_BASE_MS: '100' });
-  strict = await startService(env);
 });
-afterAll(async () => {
-  await service?.close();
-  await strict?.close();
-  await receiver?.close();
-  await vendor?.close();
-});
+afterAll(() => receiver?.close());
 
 const items = (n: number) => Array.from({ length: n }, (_, i) => ({ key: `k${i}`, address: uniqueAddress() }));
 

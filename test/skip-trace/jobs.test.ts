@@ -7,13 +7,28 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { FakeVendor } from '../support/fake-vendor.js';
 import type { HttpResult, TestService } from '../support/harness.js';
-import { addCredits, eventually, ledger, setupBillingOrg, uniqueAddress, useServiceWithVendor } from '../support/billing.js';
-import { allResults, cancelJob, csvRows, getJob, jobCsv, jobEnded, jobResults, listJobs, postCsvJob, postJob } from '../support/jobs.js';
+import { addCredits, eventually, ledger, setupBillingOrg, uniqueAddress } from '../support/billing.js';
+import {
+  allResults,
+  cancelJob,
+  csvRows,
+  getJob,
+  jobCsv,
+  jobEnded,
+  jobResults,
+  listJobs,
+  postCsvJob,
+  postJob,
+  useJobServices,
+} from '../support/jobs.js';
 
 let vendor: FakeVendor;
 let service: TestService;
 
-useServiceWithVendor({ SKIPTRACE_JOB_POLL_MS: '50' }, (started) => ({ service, vendor } = started));
+useJobServices([{}], (started) => {
+  [service] = started.services;
+  vendor = started.vendor;
+});
 
 const detailPaths = (result: HttpResult) => (result.body.error.details as { path: string }[]).map((d) => d.path);
 const item = (key?: string) => ({ ...(key && { key }), address: uniqueAddress() });

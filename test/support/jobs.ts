@@ -1,6 +1,36 @@
 /** Helpers of the skip trace job tests: submit a job (JSON or CSV), wait for it to end, read its results. */
-import type { HttpResult, TestService } from './harness.js';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { startService, type HttpResult, type TestService } from './harness.js';
 import { eventually } from './billing.js';
+import { startFakeVendor, vendorEnv, type FakeVendor } from './fake-vendor.js';
+import { ownDatabase, type OwnDatabase } from './webhooks.js';
+
+/**
+ * Services against a fake vendor, each on a database of its own: every instance's worker claims
+ * any job of its database, so a file whose jobs must run on its own vendor keeps them apart from
+ * other files' services. `envs`: one service per entry. Started before the file's tests (given to
+ * `assign`), closed after them; the vendor is reset before each test.
+ */
+export function useJobServices(envs: Record<string, string>[], assign: (started: { services: TestService[]; vendor: FakeVendor }) => void) {
+  let vendor: FakeVendor | undefined;
+  const services: TestService[] = [];
+  const databases: OwnDatabase[] = [];
+  beforeAll(async () => {
+    vendor = await startFakeVendor();
+    for (const env of envs) {
+      const database = await ownDatabase();
+      databases.push(database);
+      services.push(await startService({ ...vendorEnv(vendor), SKIPTRACE_JOB_POLL_MS: '50', ...database.env, ...env }));
+    }
+    assign({ services, vendor });
+  });
+  afterAll(async () => {
+    for (const service of services.splice(0)) await service.close();
+    for (const database of databases.splice(0)) await database.drop();
+    await vendor?.close();
+  });
+  beforeEach(() => vendor?.reset());
+}
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
 

@@ -240,10 +240,11 @@ export const settleJobCte = (settled: string) =>
  * another organization's or an unknown id; a finished job is returned unchanged.
  */
 export async function cancelJob(db: Db, organizationId: string, id: string): Promise<Job | null> {
-  // One update of the job's row (two in one statement would not both apply).
+  // One update of the job's row (two in one statement would not both apply), after its items:
+  // every writer locks items before their job (a claim, an item's charge), so none deadlocks.
   await db.run(
     sql`with target as (select id from skip_trace_jobs where id = ${id} and organization_id = ${organizationId}
-          and status in ('queued', 'running') for update),
+          and status in ('queued', 'running')),
         items as (update skip_trace_job_items i set status = 'cancelled', lease_token = null, lease_until = null
           from target where i.job_id = target.id and i.status = 'pending' and (i.lease_until is null or i.lease_until < now())
           returning i.index),
@@ -251,7 +252,7 @@ export async function cancelJob(db: Db, organizationId: string, id: string): Pro
         update skip_trace_jobs j set cancel_requested = true, pending = j.pending - n.n, cancelled = j.cancelled + n.n,
           status = case when j.pending - n.n > 0 then j.status else 'cancelled' end,
           completed_at = case when j.pending - n.n > 0 then null else now() end
-        from target, n where j.id = target.id`,
+        from target, n where j.id = target.id and j.status in ('queued', 'running')`,
   );
   return findJob(db, organizationId, id);
 }
