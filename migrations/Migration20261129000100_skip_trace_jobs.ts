@@ -55,6 +55,7 @@ export class Migration20261129000100_skip_trace_jobs extends Migration {
       error jsonb,
       lease_token uuid,
       lease_until timestamptz(3),
+      attempts integer not null default 0,
       primary key (job_id, index)
     );`);
     this.addSql(`create index skip_trace_job_items_pending_idx on skip_trace_job_items (organization_id, seq) where status = 'pending';`);

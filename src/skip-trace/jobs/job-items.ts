@@ -9,7 +9,7 @@ import type { ChargeOrder } from '../items/charge-order.js';
 import type { ItemResult } from '../items/item-result.js';
 import type { ListItemInput } from '../items/item-rules.js';
 import { ChargeGuardFailed, listDeps, runTraceItem, type ListRun } from '../items/run-item.js';
-import { storeChargedCtes, storeUncharged } from './job-queue.data.js';
+import { releaseForRetry, storeChargedCtes, storeUncharged } from './job-queue.data.js';
 import type { JobItemRunner } from './job-worker.js';
 import type { ItemOutcome } from './jobs.data.js';
 
@@ -18,6 +18,13 @@ import type { ItemOutcome } from './jobs.data.js';
  * them up in index order; items are claimed in index order, which keeps charges close to it.
  */
 const AS_THEY_FINISH: ChargeOrder = { turn: async () => undefined, settle: () => undefined };
+
+/**
+ * An item whose trace timed out is tried again (uncharged, its trace still running and caching
+ * its result), up to this many times in all: enough to outlast the cross-instance single flight's
+ * lock (four trace timeouts) when the instance that held it died mid-trace.
+ */
+const MAX_TIMEOUT_ATTEMPTS = 5;
 
 const outcomeOf = (result: ItemResult): ItemOutcome => ({
   status: result.status === 'records_found' || result.status === 'no_records_found' ? result.status : 'failed',
@@ -47,6 +54,9 @@ export function jobItemRunner(services: Services): JobItemRunner {
       if (error instanceof ChargeGuardFailed) return;
       throw error;
     }
-    if (result.status === 'failed') await storeUncharged(services.sql, item, lease, outcomeOf(result));
+    if (result.status !== 'failed') return;
+    if (result.error?.code === 'timeout' && item.attempts < MAX_TIMEOUT_ATTEMPTS)
+      return releaseForRetry(services.sql, item, lease, lease.ms);
+    await storeUncharged(services.sql, item, lease, outcomeOf(result));
   };
 }

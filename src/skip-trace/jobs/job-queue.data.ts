@@ -22,6 +22,7 @@ interface ClaimedRow {
   key_id: string;
   key: string | null;
   input: Record<string, unknown>;
+  attempts: number;
 }
 
 /**
@@ -41,9 +42,9 @@ export async function claimItems(db: Db, lease: Lease, limit: number, running: M
       picked as (select o.job_id, o.index from offered o
         left join jsonb_to_recordset(${runningRows}::jsonb) as r(organization_id uuid, n integer) on r.organization_id = o.organization_id
         order by row_number() over (partition by o.organization_id order by o.seq) + coalesce(r.n, 0), random() limit ${limit}),
-      claimed as (update skip_trace_job_items i set lease_token = ${lease.token}, lease_until = ${leaseEnd(lease)}
+      claimed as (update skip_trace_job_items i set lease_token = ${lease.token}, lease_until = ${leaseEnd(lease)}, attempts = i.attempts + 1
         from picked where i.job_id = picked.job_id and i.index = picked.index
-        returning i.job_id, i.index, i.organization_id, i.key, i.input),
+        returning i.job_id, i.index, i.organization_id, i.key, i.input, i.attempts),
       started as (update skip_trace_jobs j set status = 'running', started_at = now()
         where j.id in (select job_id from claimed) and j.status = 'queued')
       select c.*, j.key_id from claimed c join skip_trace_jobs j on j.id = c.job_id`,
@@ -55,6 +56,7 @@ export async function claimItems(db: Db, lease: Lease, limit: number, running: M
     keyId: row.key_id,
     key: row.key,
     input: row.input,
+    attempts: Number(row.attempts),
   }));
 }
 
@@ -113,5 +115,16 @@ export async function cancelAbandoned(db: Db): Promise<void> {
           returning i.job_id, i.status),
         ${settleJobCte('items')}
         select 1`,
+  );
+}
+
+/**
+ * Gives an item back to the queue, to be claimed again no sooner than `delayMs` from now (a trace
+ * that timed out: its result is cached when it arrives, or its single flight's lock runs out).
+ */
+export async function releaseForRetry(db: Db, item: ClaimedItem, lease: Lease, delayMs: number): Promise<void> {
+  await db.run(
+    sql`update skip_trace_job_items set lease_token = null, lease_until = now() + ${delayMs}::integer * interval '1 millisecond'
+        where job_id = ${item.jobId} and index = ${item.index} and status = 'pending' and lease_token = ${lease.token}`,
   );
 }

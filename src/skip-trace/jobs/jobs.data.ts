@@ -63,6 +63,8 @@ export interface ClaimedItem {
   keyId: string;
   key: string | null;
   input: Record<string, unknown>;
+  /** How many times it was claimed, this claim included. */
+  attempts: number;
 }
 
 /** What an item ended with: its status, persons, error, and the id of the trace request that settled it. */
