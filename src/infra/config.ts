@@ -137,6 +137,18 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+function skipTraceConfig(env: Env): Config['skipTrace'] {
+  return {
+    cacheTtlDays: env.SKIPTRACE_CACHE_TTL_DAYS,
+    idempotencySweep: { intervalMs: env.SKIPTRACE_IDEMPOTENCY_SWEEP_INTERVAL_MS, batch: env.SKIPTRACE_IDEMPOTENCY_SWEEP_BATCH },
+    provider:
+      env.SKIPTRACE_PROVIDER === 'http'
+        ? { kind: 'http', url: env.SKIPTRACE_PROVIDER_URL as string, apiKey: env.SKIPTRACE_PROVIDER_KEY as string }
+        : { kind: 'records' },
+    jobs: { concurrency: env.SKIPTRACE_JOB_CONCURRENCY, leaseMs: env.SKIPTRACE_JOB_LEASE_MS, pollMs: env.SKIPTRACE_JOB_POLL_MS },
+  };
+}
+
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(source);
   if (!parsed.success) {
@@ -173,15 +185,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxKeysPerUser: env.MAX_KEYS_PER_USER,
       marksMaxInFlightPerUser: env.MARKS_MAX_IN_FLIGHT_PER_USER,
     },
-    skipTrace: {
-      cacheTtlDays: env.SKIPTRACE_CACHE_TTL_DAYS,
-      idempotencySweep: { intervalMs: env.SKIPTRACE_IDEMPOTENCY_SWEEP_INTERVAL_MS, batch: env.SKIPTRACE_IDEMPOTENCY_SWEEP_BATCH },
-      provider:
-        env.SKIPTRACE_PROVIDER === 'http'
-          ? { kind: 'http', url: env.SKIPTRACE_PROVIDER_URL as string, apiKey: env.SKIPTRACE_PROVIDER_KEY as string }
-          : { kind: 'records' },
-      jobs: { concurrency: env.SKIPTRACE_JOB_CONCURRENCY, leaseMs: env.SKIPTRACE_JOB_LEASE_MS, pollMs: env.SKIPTRACE_JOB_POLL_MS },
-    },
+    skipTrace: skipTraceConfig(env),
     webhooks: {
       allowPrivate: env.SKIPTRACE_WEBHOOK_ALLOW_PRIVATE,
       retryBaseMs: env.WEBHOOK_RETRY_BASE_MS,
