@@ -11,6 +11,7 @@
 import { createWriteStream, readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import cliProgress from 'cli-progress';
 
 const [input, output = 'results.csv'] = process.argv.slice(2);
@@ -84,5 +85,5 @@ console.log(
 // 3. Results: the whole job as CSV, streamed to the file.
 const results = await fetch(`${api}/api/v1/skiptrace/jobs/${job.id}/results`, { headers: { ...auth, accept: 'text/csv' } });
 if (!results.ok || !results.body) await fail(results);
-await pipeline(Readable.fromWeb(results.body! as import('node:stream/web').ReadableStream), createWriteStream(output));
+await pipeline(Readable.fromWeb(results.body! as WebReadableStream), createWriteStream(output));
 console.log(`wrote ${output}`);
