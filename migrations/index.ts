@@ -9,6 +9,7 @@ import { Migration20261127000000_counter_deletes } from './Migration202611270000
 import { Migration20261128000000_notification_inserted_xid } from './Migration20261128000000_notification_inserted_xid.js';
 import { Migration20261128000300_answer_carriers } from './Migration20261128000300_answer_carriers.js';
 import { Migration20261129000000_list_usage } from './Migration20261129000000_list_usage.js';
+import { Migration20261129000100_skip_trace_jobs } from './Migration20261129000100_skip_trace_jobs.js';
 import { Migration20261129000200_webhooks } from './Migration20261129000200_webhooks.js';
 
 /** Migrations in order; listed explicitly so PostgreSQL and the embedded PGlite run the same ones from source. */
@@ -24,5 +25,6 @@ export const migrationsList = [
   { name: 'Migration20261128000000_notification_inserted_xid', class: Migration20261128000000_notification_inserted_xid },
   { name: 'Migration20261128000300_answer_carriers', class: Migration20261128000300_answer_carriers },
   { name: 'Migration20261129000000_list_usage', class: Migration20261129000000_list_usage },
+  { name: 'Migration20261129000100_skip_trace_jobs', class: Migration20261129000100_skip_trace_jobs },
   { name: 'Migration20261129000200_webhooks', class: Migration20261129000200_webhooks },
 ];

@@ -17,8 +17,8 @@ import { createOperationExecutor, createOperationSubscriber } from '../http/rest
 import { registerGraphqlRoutes } from '../http/graphql/graphql.routes.js';
 import { buildOperationRegistry, type OperationRegistry } from '../http/gateway/operation-registry.js';
 import { discoveryReference, registerDiscoveryRoutes } from '../http/gateway/discovery.routes.js';
-import { registerRestRoute, registeredRestRoutes } from '../http/rest/rest-route.js';
 import { skipTraceBatchRoute } from '../http/rest/routes/skip-trace-batch.route.js';
+import { registerRestRoute, registerRestRoutes, registeredRestRoutes, type RestRoute } from '../http/rest/rest-route.js';
 import { referenceRoutesReference, registerReferenceRoutes } from '../reference/reference.routes.js';
 import { gatewayCallRoute } from '../http/rest/routes/gateway-call.route.js';
 import { skipTraceRoute } from '../http/rest/routes/skip-trace.route.js';
@@ -47,6 +47,12 @@ import { createStreamRegistry } from '../infra/stream-registry.js';
 import { activeKeyIds } from '../auth/api-keys.data.js';
 import { createNotificationEvents } from '../notifications/notification-events.js';
 import { registerServiceIndex, serviceIndexReference } from '../reference/service-index.routes.js';
+import { activeSkipTraceKeyIds } from '../auth/skip-trace-keys/skip-trace-keys.data.js';
+import { startJobWorker } from '../skip-trace/jobs/job-worker.js';
+import { jobItemRunner } from '../skip-trace/jobs/job-items.js';
+import { queueEndedJobWebhooks } from '../skip-trace/jobs/job-webhook.js';
+import { cancelJobRoute, createJobRoute, jobResultsRoute, jobRoute, jobsRoute } from '../http/rest/routes/skip-trace-jobs.routes.js';
+import type { Caller } from '../schema/principal.js';
 
 /** How often open streams' keys are re-checked: a revoked key's streams end within about this long (at most 5 s promised). */
 const STREAM_KEY_RECHECK_MS = 2000;
@@ -82,7 +88,8 @@ export async function buildApp(
     services,
     database,
     close: async () => {
-      await Promise.all([idempotencySweeper.stop(), webhookWorker.stop()]);
+      // Job items still running past the grace keep their leases, which run out for another instance to claim them.
+      await Promise.all([idempotencySweeper.stop(), webhookWorker.stop(), services.jobWorker.stop()]);
       await closeHttp(http, services);
       // Traces that outlived their callers (timeouts) may still be writing their results.
       await Promise.allSettled(services.traces.pending());
@@ -118,11 +125,13 @@ function createServices(
   const streams = createStreamRegistry({
     ...config.streams,
     recheckMs: STREAM_KEY_RECHECK_MS,
-    activeKeys: (keyIds) => activeKeyIds(database.sql, keyIds),
+    // Gateway keys' streams and skip trace keys' (a job's progress).
+    activeKeys: async (keyIds) =>
+      new Set([...(await activeKeyIds(database.sql, keyIds)), ...(await activeSkipTraceKeyIds(database.sql, keyIds))]),
     log,
     onRefused: registerStreamMetrics(metrics, () => streams.size),
   });
-  return {
+  const services: Services = {
     config,
     log,
     orm: database.orm,
@@ -146,7 +155,17 @@ function createServices(
     streams,
     notificationEvents: createNotificationEvents({ db: database.sql, bus: eventBus, log }),
     webhookUrls: createWebhookUrlGuard({ allowPrivate: config.webhooks.allowPrivate, resolve: webhookResolve }),
+    // Set below: its items run on the services above.
+    jobWorker: null as unknown as Services['jobWorker'],
   };
+  services.jobWorker = startJobWorker({
+    db: database.sql,
+    log,
+    ...config.skipTrace.jobs,
+    runItem: jobItemRunner(services),
+    afterSettled: () => queueEndedJobWebhooks(database.sql),
+  });
+  return services;
 }
 
 function createProvider(config: Config, log: pino.Logger, database: Database): SkipTraceProvider {
@@ -182,6 +201,13 @@ function registerRoutes(http: FastifyInstance, services: Services, registry: Ope
   registerRestRoute(http, restDeps, skipTraceAccountRoute(schema));
   registerRestRoute(http, restDeps, skipTraceUsageRoute(schema));
   registerRestRoute(http, restDeps, webhookSecretRoute(schema));
+  registerRestRoutes(http, restDeps, [
+    createJobRoute(schema),
+    jobsRoute(schema),
+    jobRoute(schema),
+    jobResultsRoute(schema),
+    cancelJobRoute(schema),
+  ] as unknown as RestRoute<Caller>[]);
   registerDiscoveryRoutes(http, registry);
   allowOnly(http, '/schema.graphql', ['GET']);
   allowOnly(http, '/healthz', ['GET']);

@@ -116,3 +116,28 @@ export async function listingPage<T extends KeysetPosition>(
   const after = pageCursor(OPERATORS_LISTING, list, args.after);
   return keysetPage(list, await select(after, size + 1), size, (row) => row);
 }
+
+/**
+ * Lists in a fixed order by position (a job's items by index): cursors of `[position, tag]`, bound
+ * to their list like the keyset cursors, checked by the listing's rules and wording.
+ */
+export function encodeIndexCursor(list: string, position: number): string {
+  return Buffer.from(JSON.stringify([position, listTag(list)])).toString('base64url');
+}
+
+/** The position a cursor of `list` names (0 without a cursor), or 422 naming the listing's cursor argument. */
+export function pageIndex(listing: KeysetListing, list: string, cursor: string | null | undefined): number {
+  if (!cursor) return 0;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    parsed = null;
+  }
+  const [position, tag] = Array.isArray(parsed) && parsed.length === 2 ? (parsed as unknown[]) : [];
+  if (!Number.isSafeInteger(position) || (position as number) < 0 || tag !== listTag(list))
+    throw badInput(`${listing.cursor.name} is malformed or belongs to another ${listing.cursor.of}.`, [
+      { path: listing.cursor.name, message: notACursorOf(listing) },
+    ]);
+  return position as number;
+}

@@ -32,6 +32,35 @@ const kReply = Symbol('reply');
 /** A REST body is JSON: `application/json`, with parameters such as `charset=utf-8` allowed. */
 const JSON_MEDIA_TYPE = /^application\/json[ \t]*(;|$)/i;
 
+/**
+ * A body of another media type a route accepts besides JSON (its `config.textBodies`, e.g.
+ * `text/csv`), handed to it as text (UTF-8) for its own parser.
+ */
+export class TextBody {
+  constructor(
+    readonly mediaType: string,
+    readonly text: string,
+  ) {}
+
+  /** Compared by content, as JSON bodies are (an Idempotency-Key's fingerprint). */
+  toJSON() {
+    return { mediaType: this.mediaType, text: this.text };
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Media types the route accepts besides `application/json`, read as text (TextBody). */
+    textBodies?: readonly string[];
+  }
+}
+
+/** The route's text media type that `contentType` names (parameters such as `charset=utf-8` allowed), if any. */
+const textMediaType = (request: FastifyRequest, contentType: string) => {
+  const mediaType = contentType.split(';')[0].trim().toLowerCase();
+  return request.routeOptions.config?.textBodies?.find((type) => type === mediaType);
+};
+
 /** The contract's error body written straight to a socket, for errors raised before any route runs. */
 function answerOnSocket(socket: Socket, appError: AppError, requestId: string, headers: Record<string, string> = {}) {
   const body = JSON.stringify(appError.toBody(requestId));
@@ -146,8 +175,12 @@ function onEachRequest(app: FastifyInstance) {
  */
 function parseJsonBodies(app: FastifyInstance) {
   const parse = (request: FastifyRequest, body: Buffer, done: (error: Error | null, parsed?: unknown) => void) => {
-    if (!JSON_MEDIA_TYPE.test(request.headers['content-type'] ?? '')) {
-      return done(new AppError('unsupported_media_type', 'Send the body as application/json.'), undefined);
+    const contentType = request.headers['content-type'] ?? '';
+    if (!JSON_MEDIA_TYPE.test(contentType)) {
+      const textType = textMediaType(request, contentType);
+      if (textType) return done(null, new TextBody(textType, body.toString('utf8')));
+      const accepted = ['application/json', ...(request.routeOptions.config?.textBodies ?? [])].join(' or ');
+      return done(new AppError('unsupported_media_type', `Send the body as ${accepted}.`), undefined);
     }
     const text = body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);

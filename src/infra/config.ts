@@ -53,6 +53,9 @@ const envSchema = z.object({
   SKIPTRACE_CACHE_TTL_DAYS: int(90),
   SKIPTRACE_IDEMPOTENCY_SWEEP_INTERVAL_MS: int(60000),
   SKIPTRACE_IDEMPOTENCY_SWEEP_BATCH: int(1000),
+  SKIPTRACE_JOB_CONCURRENCY: int(10),
+  SKIPTRACE_JOB_LEASE_MS: int(15000, 100),
+  SKIPTRACE_JOB_POLL_MS: int(500, 10),
   SKIPTRACE_PROVIDER: z.preprocess(emptyAsUndefined, z.enum(['records', 'http']).default('records')),
   SKIPTRACE_PROVIDER_URL: z.preprocess(
     emptyAsUndefined,
@@ -111,6 +114,11 @@ export interface Config {
     idempotencySweep: { intervalMs: number; batch: number };
     /** `records`: property records in the database; `http`: the upstream vendor. */
     provider: { kind: 'records' } | { kind: 'http'; url: string; apiKey: string };
+    /**
+     * Jobs: items this instance runs at once; how long an item's claim holds unless renewed (an
+     * instance that dies leaves its items to others once it ran out); how often an idle worker looks for work.
+     */
+    jobs: { concurrency: number; leaseMs: number; pollMs: number };
   };
   /**
    * Signed webhook deliveries: `allowPrivate` also lets them go to `http://`, loopback and private
@@ -131,6 +139,18 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+function skipTraceConfig(env: Env): Config['skipTrace'] {
+  return {
+    cacheTtlDays: env.SKIPTRACE_CACHE_TTL_DAYS,
+    idempotencySweep: { intervalMs: env.SKIPTRACE_IDEMPOTENCY_SWEEP_INTERVAL_MS, batch: env.SKIPTRACE_IDEMPOTENCY_SWEEP_BATCH },
+    provider:
+      env.SKIPTRACE_PROVIDER === 'http'
+        ? { kind: 'http', url: env.SKIPTRACE_PROVIDER_URL as string, apiKey: env.SKIPTRACE_PROVIDER_KEY as string }
+        : { kind: 'records' },
+    jobs: { concurrency: env.SKIPTRACE_JOB_CONCURRENCY, leaseMs: env.SKIPTRACE_JOB_LEASE_MS, pollMs: env.SKIPTRACE_JOB_POLL_MS },
+  };
+}
 
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(source);
@@ -169,14 +189,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxKeysPerUser: env.MAX_KEYS_PER_USER,
       marksMaxInFlightPerUser: env.MARKS_MAX_IN_FLIGHT_PER_USER,
     },
-    skipTrace: {
-      cacheTtlDays: env.SKIPTRACE_CACHE_TTL_DAYS,
-      idempotencySweep: { intervalMs: env.SKIPTRACE_IDEMPOTENCY_SWEEP_INTERVAL_MS, batch: env.SKIPTRACE_IDEMPOTENCY_SWEEP_BATCH },
-      provider:
-        env.SKIPTRACE_PROVIDER === 'http'
-          ? { kind: 'http', url: env.SKIPTRACE_PROVIDER_URL as string, apiKey: env.SKIPTRACE_PROVIDER_KEY as string }
-          : { kind: 'records' },
-    },
+    skipTrace: skipTraceConfig(env),
     webhooks: {
       allowPrivate: env.SKIPTRACE_WEBHOOK_ALLOW_PRIVATE,
       retryBaseMs: env.WEBHOOK_RETRY_BASE_MS,

@@ -177,16 +177,10 @@ function restOperation(route: RestRoute<Caller>, components: Components): OpenAp
   // Embedded in this order, which is the order of the document's components.
   const parameters = restParameters(route, components);
   const content = successContent(route, components);
-  const body = hasBody && {
-    required: true,
-    content: {
-      'application/json': {
-        schema: reference.body ? components.embed(reference.body) : { type: 'object' },
-        ...(reference.examples && { examples: reference.examples }),
-      },
-    },
-  };
-  const streamNotes = Object.values(reference.streams ?? {}).map((stream) => stream.description);
+  const body = hasBody && !reference.noBody && requestBody(route, components);
+  const streamNotes = [...Object.values(reference.streams ?? {}), ...(route.download ? [route.download] : [])].map(
+    (stream) => stream.description,
+  );
   return {
     operationId: operationIdOf(route.method, route.path),
     summary: route.summary,
@@ -196,10 +190,30 @@ function restOperation(route: RestRoute<Caller>, components: Components): OpenAp
     parameters,
     ...(body && { requestBody: body }),
     responses: {
-      '200': { description: ['Success.', ...streamNotes].join(' '), headers: successHeaders(route, components), content },
+      [String(route.status ?? 200)]: {
+        description: [route.status === 202 ? 'Accepted.' : 'Success.', ...streamNotes].join(' '),
+        headers: successHeaders(route, components),
+        content,
+      },
       ...errorResponses(restErrors(route, hasBody), true),
     },
   };
+}
+
+/** The request body: JSON, and the other media types the route reads as text. */
+function requestBody(route: RestRoute<Caller>, components: Components): OpenApiObject {
+  const reference = route.reference ?? {};
+  const content: OpenApiObject = {
+    'application/json': {
+      schema: reference.body ? components.embed(reference.body) : { type: 'object' },
+      ...(reference.examples && { examples: reference.examples }),
+    },
+  };
+  for (const [mediaType, text] of Object.entries(route.textBodies ?? {}))
+    content[mediaType] = {
+      schema: { ...(text.schema ? components.embed(text.schema) : { type: 'string' }), description: text.description },
+    };
+  return { required: true, content };
 }
 
 function restErrors(route: RestRoute<Caller>, hasBody: boolean): ErrorKind[] {
@@ -208,6 +222,8 @@ function restErrors(route: RestRoute<Caller>, hasBody: boolean): ErrorKind[] {
     ...REST_ERRORS.filter((kind) => hasBody || kind !== 'unsupported_media_type'),
     ...(route.admit ? (['concurrency_limit'] as const) : []),
     ...(route.idempotencyHeader ? (['idempotency_key_in_use', 'idempotency_key_reused'] as const) : []),
+    // A path parameter that does not decode, or is over-long, is no route at all.
+    ...(route.pathParameters ? (['not_found'] as const) : []),
     ...(route.reference?.errors ?? []),
   ];
 }
@@ -231,6 +247,13 @@ function restParameters(route: RestRoute<Caller>, components: Components): OpenA
       required: h.required ?? false,
       schema: h.schema ? components.embed(h.schema) : { type: 'string' },
     })),
+    ...Object.entries(route.pathParameters ?? {}).map(([name, p]) => ({
+      name,
+      in: 'path',
+      required: true,
+      description: p.description,
+      schema: components.embed(p.schema),
+    })),
     ...Object.entries((query?.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
       name,
       in: 'query',
@@ -245,7 +268,11 @@ function restParameters(route: RestRoute<Caller>, components: Components): OpenA
 function successContent(route: RestRoute<Caller>, components: Components): OpenApiObject {
   const reference = route.reference ?? {};
   const content: OpenApiObject = reference.response ? json(components.embed(reference.response)) : json({});
-  for (const [mediaType, stream] of Object.entries(reference.streams ?? {}))
+  const streams = {
+    ...reference.streams,
+    ...(route.download && { [route.download.mediaType]: { description: route.download.description } }),
+  };
+  for (const [mediaType, stream] of Object.entries(streams) as [string, { description: string; schema?: JsonSchema }][])
     // A media type object has no description of its own: the stream's is its schema's.
     content[mediaType] = {
       schema: { ...(stream.schema ? components.embed(stream.schema) : { type: 'string' }), description: stream.description },

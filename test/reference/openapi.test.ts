@@ -117,7 +117,8 @@ describe('GET /openapi.json', () => {
   it('documents every registered REST route, discovery and health, with bearer schemes per credential kind', () => {
     const paths = Object.keys(document.paths);
     for (const route of registeredRestRoutes(service.app.http)) {
-      const operation = document.paths[route.path]?.[route.method.toLowerCase()];
+      // Path parameters as OpenAPI writes them: `/jobs/:id` is `/jobs/{id}`.
+      const operation = document.paths[route.path.replace(/:(\w+)/g, '{$1}')]?.[route.method.toLowerCase()];
       expect(operation, `${route.method} ${route.path}`).toBeDefined();
       expect(operation.summary).toBe(route.summary);
     }
@@ -125,6 +126,10 @@ describe('GET /openapi.json', () => {
       expect.arrayContaining([
         '/api/v1/skiptrace',
         '/api/v1/skiptrace/batch',
+        '/api/v1/skiptrace/jobs',
+        '/api/v1/skiptrace/jobs/{id}',
+        '/api/v1/skiptrace/jobs/{id}/results',
+        '/api/v1/skiptrace/jobs/{id}/cancel',
         '/api/v1/operations',
         '/api/v1/operations/{operationId}',
         '/healthz',
@@ -190,6 +195,74 @@ describe('GET /openapi.json', () => {
     }
   });
 });
+
+describe('GET /openapi.json: skip trace jobs', () => {
+  const codesOf = (response: Schema) => response.content['application/json'].schema.allOf[1].properties.error.properties.code.enum;
+
+  it('documents job creation: a JSON or CSV body, webhookUrl, 202 with Location and the job, the 422s and Idempotency-Key', () => {
+    const create = document.paths['/api/v1/skiptrace/jobs'].post;
+    expect(Object.keys(create.requestBody.content).sort()).toEqual(['application/json', 'text/csv']);
+    expect(create.requestBody.content['text/csv'].schema.description).toContain('line1');
+    const body = create.requestBody.content['application/json'].schema;
+    expect(Object.keys(body.properties).sort()).toEqual(['items', 'webhookUrl']);
+    expect(body.required).toEqual(['items']);
+    expect(Object.keys(create.responses).sort()).toEqual(['202', '401', '402', '403', '408', '409', '413', '415', '422', '429', '500']);
+    expect(Object.keys(create.responses['202'].headers)).toEqual(expect.arrayContaining(['Location', 'Idempotent-Replayed']));
+    const accepted = create.responses['202'].content['application/json'].schema;
+    expect(Object.keys(accepted.properties).sort()).toEqual(['counts', 'createdAt', 'id', 'status']);
+    expect((create.parameters as Schema[]).map((p) => `${p.in} ${p.name}`)).toEqual(
+      expect.arrayContaining(['header Idempotency-Key', 'query webhookUrl']),
+    );
+    expect(codesOf(create.responses['422'])).toEqual(expect.arrayContaining(['invalid_request', 'idempotency_key_reused']));
+    expect(
+      strictCompile(standaloneOf(body))({ items: [{ key: 'a', address: { line1: '1 A St', city: 'Austin', state: 'TX', zip: '78701' } }] }),
+    ).toBe(true);
+  });
+
+  it('documents the job, the listing, the results (JSON pages, or CSV by Accept) and cancel, each with its 404', () => {
+    const job = document.paths['/api/v1/skiptrace/jobs/{id}'].get;
+    expect((job.parameters as Schema[]).find((p) => p.in === 'path')).toMatchObject({ name: 'id', required: true });
+    expect(Object.keys(job.responses['200'].content['application/json'].schema.properties).sort()).toEqual([
+      'completedAt',
+      'counts',
+      'createdAt',
+      'id',
+      'startedAt',
+      'status',
+      'webhook',
+    ]);
+    expect(codesOf(job.responses['404'])).toEqual(['not_found']);
+    const list = document.paths['/api/v1/skiptrace/jobs'].get;
+    expect(
+      (list.parameters as Schema[])
+        .filter((p) => p.in === 'query')
+        .map((p) => p.name)
+        .sort(),
+    ).toEqual(['cursor', 'limit']);
+    expect(Object.keys(list.responses['200'].content['application/json'].schema.properties).sort()).toEqual(['jobs', 'nextCursor']);
+    const results = document.paths['/api/v1/skiptrace/jobs/{id}/results'].get;
+    expect(Object.keys(results.responses['200'].content).sort()).toEqual(['application/json', 'text/csv']);
+    expect(Object.keys(results.responses['200'].content['application/json'].schema.properties).sort()).toEqual(['nextCursor', 'results']);
+    expect(results.description).toContain('p1_phone1_type');
+    expect(codesOf(results.responses['404'])).toEqual(['not_found']);
+    const cancel = document.paths['/api/v1/skiptrace/jobs/{id}/cancel'].post;
+    expect(cancel.requestBody).toBeUndefined();
+    expect(codesOf(cancel.responses['404'])).toEqual(['not_found']);
+    for (const operation of [job, list, results, cancel]) expect(operation.security).toEqual([{ skipTraceKey: [] }]);
+  });
+});
+
+/** A schema of the document (its `$ref`s to components) as a standalone schema. */
+function standaloneOf(schema: Schema): Schema {
+  const components = document.components.schemas as Record<string, Schema>;
+  const rewrite = (value: unknown): unknown => JSON.parse(JSON.stringify(value).replaceAll('"#/components/schemas/', '"#/$defs/'));
+  const defs = [...referenced(schema, components)].sort();
+  return {
+    $schema: DIALECT,
+    ...(rewrite(schema) as Schema),
+    ...(defs.length && { $defs: Object.fromEntries(defs.map((def) => [def, rewrite(components[def])])) }),
+  };
+}
 
 describe('GET /openapi.json: where to send requests, and what each route can answer', () => {
   it("names the service's own origin in servers, from the Host it was reached at; a garbled Host gets a relative server", async () => {

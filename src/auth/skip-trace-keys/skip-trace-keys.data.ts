@@ -4,6 +4,7 @@
  */
 import type { Em } from '../../infra/database/orm.js';
 import { sql, type Db } from '../../infra/database/sql.js';
+import { pgTextArray } from '../../common/pg-array.js';
 import { SkipTraceKey } from './skip-trace-key.entity.js';
 
 /**
@@ -42,4 +43,13 @@ export async function activeSkipTraceKeys(em: Em, organizationIds: readonly stri
   if (organizationIds.length === 0) return new Map();
   const keys = await em.find(SkipTraceKey, { organizationId: { $in: [...organizationIds] }, revokedAt: null });
   return new Map(keys.map((key) => [key.organizationId, key]));
+}
+
+/** Which of `ids` are skip trace keys still active (not revoked or rotated away): an open stream's key re-check. */
+export async function activeSkipTraceKeyIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.rows<{ id: string }>(
+    sql`select id from skip_trace_keys where id = any(${pgTextArray(ids)}::uuid[]) and revoked_at is null`,
+  );
+  return new Set(rows.map((row) => row.id));
 }

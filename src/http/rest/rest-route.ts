@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Kind, type DocumentNode, type GraphQLField, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { AppError } from '../../common/errors.js';
-import type { Services } from '../../schema/context.js';
+import type { RequestContext, Services } from '../../schema/context.js';
+import type { Readable } from 'node:stream';
 import { SCOPES, type Caller, type Scope } from '../../schema/principal.js';
 import type { ClientWatch } from '../../infra/client-watch.js';
 import { allowOnly } from '../server.js';
@@ -9,7 +10,7 @@ import { identifyCaller, refuseUnidentified } from '../credential-guard.js';
 import type { OperationExecutor, OperationSubscriber } from './operation-executor.js';
 import { requireEventStream, sendStream, type RestStream } from '../streams/rest-stream.js';
 import { fragmentsOf, resultJsonSchema, type JsonSchema } from '../../schema/json-schema.js';
-import type { ErrorKind } from '../../common/errors.js';
+import type { ErrorDetail, ErrorKind } from '../../common/errors.js';
 import { variablesValidator, type VariablesValidator } from './variables.js';
 import { readIdempotencyKey } from './idempotency-key.js';
 import { queryVariables } from './query-parameters.js';
@@ -86,6 +87,20 @@ export interface RouteReference {
   components?: Record<string, JsonSchema>;
   /** Example bodies, by name. */
   examples?: Record<string, { summary?: string; value: unknown }>;
+  /** A POST that takes no body (e.g. an action on the resource its path names). */
+  noBody?: boolean;
+}
+
+/**
+ * Another representation of a route's answer, sent when the request's `Accept` names its media
+ * type: streamed by the domain (e.g. a job's results as CSV) once the request passed every stage
+ * a JSON answer would; a refusal before the first byte is an ordinary REST error.
+ */
+export interface RestDownload {
+  mediaType: string;
+  /** For the API reference. */
+  description: string;
+  open: (services: Services, request: RequestContext, variables: Record<string, unknown>) => Promise<Readable>;
 }
 
 /** The body of an operation whose variables are one input object, `$<variable>` (e.g. skip trace's `input`). */
@@ -145,16 +160,32 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
    * `idempotency-key.ts` and handed to the operation with its body's fingerprint.
    */
   idempotencyHeader?: string;
-  /** The body (POST: parsed JSON, not yet checked) or the query parameters (GET) as the operation to run and its variables. */
-  toCall: (input: unknown) => OperationCall;
+  /**
+   * The body (POST: parsed JSON, not yet checked, or a TextBody of `textBodies`) or the query
+   * parameters (GET), and the path parameters, as the operation to run and its variables.
+   */
+  toCall: (input: unknown, url?: { params: Record<string, string>; query: Record<string, unknown> }) => OperationCall;
+  /**
+   * The route's own check of its variables, instead of the operation's JSON Schema: for a body whose
+   * parts may each break rules of their own without failing the rest (a list's items).
+   */
+  checkVariables?: (variables: Record<string, unknown>) => ErrorDetail[];
+  /** Path parameters (`:id` in `path`), described for the API reference. */
+  pathParameters?: Record<string, { description: string; schema: JsonSchema }>;
+  /** The status of a successful answer; 200 unless said (202 for work accepted to run later). */
+  status?: number;
+  /** The body limit in bytes, when not the REST routes' 64 KiB. */
+  bodyLimit?: number;
+  /** Media types the body may take besides JSON, read as text (`TextBody`, http/server.ts), described for the API reference. */
+  textBodies?: Record<string, { description: string; schema?: JsonSchema }>;
+  /** Another representation of the answer, chosen by `Accept`. */
+  download?: RestDownload;
   /**
    * A 422 for invalid variables: its message, how `details` paths read (e.g. relative to the body
    * rather than `variables`), and the variables' paths (as JSON pointers, `/items/3/address`) whose
    * rules the operation answers itself (variables.ts).
    */
   invalid: { message: string; path?: (path: string) => string; leaveRulesAt?: RegExp };
-  /** The body's limit in bytes, when not the REST routes' 64 KiB. */
-  bodyLimit?: number;
   /** The response body from the root field's value. */
   respond: (value: V) => unknown;
   /** Headers of a successful answer, by name (the API reference documents them too). */
@@ -207,13 +238,14 @@ function callerStage<C extends Caller>(services: Services, route: RestRoute<C, u
 /** Stage 2, the handler's first half: the input read once, as the call it names, checked (422, 404, 403, 422). */
 function readCall(route: RestRoute<Caller, unknown>, request: FastifyRequest, caller: Caller): OperationCall {
   const input = route.method === 'GET' ? queryVariables(route.query ?? {}, request.query) : request.body;
-  const call = route.toCall(input);
+  const url = { params: (request.params ?? {}) as Record<string, string>, query: (request.query ?? {}) as Record<string, unknown> };
+  const call = route.toCall(input, url);
   request.restCall = call;
   const { operation, variables } = call;
   if (operation.scope && !(caller.type === 'user' && caller.scopes.has(operation.scope)))
     throw new AppError('insufficient_scope', `${operation.name} needs the ${operation.scope} scope.`);
   if (operation.type === 'subscription') requireEventStream(request, operation.name, route.stream);
-  const details = operation.variables.check(variables, route.invalid.leaveRulesAt);
+  const details = route.checkVariables ? route.checkVariables(variables) : operation.variables.check(variables, route.invalid.leaveRulesAt);
   if (details.length) {
     const path = route.invalid.path;
     throw new AppError('invalid_request', route.invalid.message, path ? details.map((d) => ({ ...d, path: path(d.path) })) : details);
@@ -230,6 +262,8 @@ async function runCall<V>(deps: RestDeps, route: RestRoute<Caller, V>, request: 
   const context = { principal: caller, requestId: request.id, log: request.log, client: request.client, idempotencyKey };
   if (operation.type === 'subscription')
     return sendStream(reply, deps.subscribeOperation, { operation, variables, context, stream: route.stream! });
+  if (route.download && acceptsMediaType(request.headers.accept, route.download.mediaType))
+    return reply.type(route.download.mediaType).send(await route.download.open(deps.services, context, variables));
   const { data, error } = await deps.executeOperation(operation.document, variables, context);
   if (error) throw error;
   // The operation's root field, as the route's document selects it.
@@ -239,8 +273,12 @@ async function runCall<V>(deps: RestDeps, route: RestRoute<Caller, V>, request: 
       const headerValue = route.responseHeaders[name].value(value);
       if (headerValue !== undefined) reply.header(name, headerValue);
     }
-  return reply.send(route.respond(value));
+  return reply.status(route.status ?? 200).send(route.respond(value));
 }
+
+/** Whether an Accept header names `mediaType` (parameters aside). */
+const acceptsMediaType = (accept: string | undefined, mediaType: string) =>
+  (accept ?? '').split(',').some((part) => part.split(';')[0].trim().toLowerCase() === mediaType);
 
 /** A refusal the route's `onRefused` is told of: any but the rate window's (and none for an answered request). */
 const isRefusalAfterWindow = (errorCode: string | undefined): errorCode is string =>
@@ -268,15 +306,29 @@ function refusalStage<C extends Caller>(
 
 /** Registers a declared REST route, and 405 for its other methods. */
 export function registerRestRoute<C extends Caller, V>(app: FastifyInstance, deps: RestDeps, route: RestRoute<C, V>) {
+  registerRestRoutes(app, deps, [route as unknown as RestRoute<Caller>]);
+}
+
+/** Registers declared REST routes, and 405 for the other methods of each of their paths (routes may share a path). */
+export function registerRestRoutes(app: FastifyInstance, deps: RestDeps, routes: RestRoute<Caller>[]) {
+  const methodsByPath = new Map<string, string[]>();
+  for (const route of routes) {
+    registerRoute(app, deps, route);
+    methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method]);
+  }
+  for (const [path, methods] of methodsByPath) allowOnly(app, path, methods);
+}
+
+function registerRoute<C extends Caller, V>(app: FastifyInstance, deps: RestDeps, route: RestRoute<C, V>) {
   const generic = route as unknown as RestRoute<Caller, V>;
   registered.set(app, [...registeredRestRoutes(app), generic as RestRoute<Caller>]);
   app.route({
     method: route.method,
     url: route.path,
     ...(route.bodyLimit && { bodyLimit: route.bodyLimit }),
+    ...(route.textBodies && { config: { textBodies: Object.keys(route.textBodies) } }),
     onRequest: callerStage(deps.services, route as RestRoute<C, unknown>),
     ...(route.onRefused && { onSend: refusalStage(deps.services, route as RestRoute<C, unknown>, route.onRefused) }),
     handler: (request, reply) => runCall(deps, generic, request, reply),
   });
-  allowOnly(app, route.path, [route.method]);
 }

@@ -1,0 +1,130 @@
+/**
+ * The job queue's statements: items are claimed from their own table with `for update skip
+ * locked` and a lease that the claimer renews while it works; an item's result is stored only
+ * while the lease is still the claimer's, so a claimer whose lease ran out (another instance took
+ * the item over) stores and charges nothing.
+ */
+import { empty, raw, sql, type Db, type Statement } from '../../infra/database/sql.js';
+import { settleJobCte, type ClaimedItem, type ItemOutcome } from './jobs.data.js';
+
+/** This instance's lease on claimed items: its token and how long a claim or renewal holds. */
+export interface Lease {
+  token: string;
+  ms: number;
+}
+
+const leaseEnd = (lease: Lease) => sql`now() + ${lease.ms}::integer * interval '1 millisecond'`;
+
+interface ClaimedRow {
+  job_id: string;
+  index: number;
+  organization_id: string;
+  key_id: string;
+  key: string | null;
+  input: Record<string, unknown>;
+  attempts: number;
+}
+
+/**
+ * Claims up to `limit` items, fairly across organizations: each organization with an active job
+ * offers its next items (oldest job first, in index order), and the claim takes them in turns —
+ * an organization's first item before anyone's second, counting the items it already has running
+ * on this instance (`running`) — so one organization's long job never holds back another's.
+ */
+export async function claimItems(db: Db, lease: Lease, limit: number, running: Map<string, number>): Promise<ClaimedItem[]> {
+  const runningRows = JSON.stringify([...running].map(([organization_id, n]) => ({ organization_id, n })));
+  const rows = await db.rows<ClaimedRow>(
+    sql`with orgs as (select distinct organization_id from skip_trace_jobs where status in ('queued', 'running') and not cancel_requested),
+      offered as (select c.job_id, c.index, c.organization_id, c.seq from orgs
+        cross join lateral (select i.job_id, i.index, i.organization_id, i.seq from skip_trace_job_items i
+          where i.organization_id = orgs.organization_id and i.status = 'pending' and (i.lease_until is null or i.lease_until < now())
+          order by i.seq limit ${limit} for update skip locked) c),
+      picked as (select o.job_id, o.index from offered o
+        left join jsonb_to_recordset(${runningRows}::jsonb) as r(organization_id uuid, n integer) on r.organization_id = o.organization_id
+        order by row_number() over (partition by o.organization_id order by o.seq) + coalesce(r.n, 0), random() limit ${limit}),
+      claimed as (update skip_trace_job_items i set lease_token = ${lease.token}, lease_until = ${leaseEnd(lease)}, attempts = i.attempts + 1
+        from picked where i.job_id = picked.job_id and i.index = picked.index
+        returning i.job_id, i.index, i.organization_id, i.key, i.input, i.attempts),
+      started as (update skip_trace_jobs j set status = 'running', started_at = now()
+        where j.id in (select job_id from claimed) and j.status = 'queued')
+      select c.*, j.key_id from claimed c join skip_trace_jobs j on j.id = c.job_id`,
+  );
+  return rows.map((row) => ({
+    jobId: row.job_id,
+    index: Number(row.index),
+    organizationId: row.organization_id,
+    keyId: row.key_id,
+    key: row.key,
+    input: row.input,
+    attempts: Number(row.attempts),
+  }));
+}
+
+const itemKeys = (items: readonly ClaimedItem[]) => JSON.stringify(items.map((item) => ({ job_id: item.jobId, index: item.index })));
+
+/** Extends this instance's leases on `items` (those it still holds). */
+export async function renewLeases(db: Db, lease: Lease, items: readonly ClaimedItem[]): Promise<void> {
+  if (items.length === 0) return;
+  await db.run(
+    sql`update skip_trace_job_items i set lease_until = ${leaseEnd(lease)}
+        from jsonb_to_recordset(${itemKeys(items)}::jsonb) as k(job_id uuid, index integer)
+        where i.job_id = k.job_id and i.index = k.index and i.status = 'pending' and i.lease_token = ${lease.token}`,
+  );
+}
+
+/**
+ * What the statement that charges an item adds, so the charge and the item's stored result commit
+ * together or not at all: `guard` (the charge's condition) locks the item's row while this
+ * instance's lease on it stands, and `ctes` store `outcome` once charged (`charged`,
+ * billing/charge.ts) and settle the job's counts.
+ */
+export function storeChargedCtes(item: ClaimedItem, lease: Lease, outcome: ItemOutcome): { ctes: Statement; guard: Statement } {
+  return {
+    guard: sql`exists (select from skip_trace_job_items where ${heldItem(item, lease)} for update)`,
+    ctes: sql`${storeCte(item, lease, outcome, sql`and exists (select from charged)`)}, ${settleJobCte('stored')}`,
+  };
+}
+
+/** The item's row, while it is pending under this instance's lease. */
+const heldItem = (item: ClaimedItem, lease: Lease, alias = '') =>
+  sql`${raw(alias)}job_id = ${item.jobId} and ${raw(alias)}index = ${item.index} and ${raw(alias)}status = 'pending' and ${raw(alias)}lease_token = ${lease.token}`;
+
+const storeCte = (item: ClaimedItem, lease: Lease, outcome: ItemOutcome, onlyIf: Statement) =>
+  sql`stored as (update skip_trace_job_items i set status = ${outcome.status}, request_id = ${outcome.id}::uuid, persons = ${JSON.stringify(outcome.persons)}::jsonb,
+    error = ${outcome.error ? JSON.stringify(outcome.error) : null}::jsonb, lease_token = null, lease_until = null
+    where ${heldItem(item, lease, 'i.')} ${onlyIf} returning i.job_id, i.status)`;
+
+/** Stores an uncharged outcome (a failed item) while this instance's lease stands; whether it did. */
+export async function storeUncharged(db: Db, item: ClaimedItem, lease: Lease, outcome: ItemOutcome): Promise<boolean> {
+  const [row] = await db.rows<{ n: number }>(
+    sql`with ${storeCte(item, lease, outcome, empty)}, ${settleJobCte('stored')}
+        select count(*)::integer as n from stored`,
+  );
+  return Number(row.n) > 0;
+}
+
+/**
+ * Jobs asked to cancel whose running items were lost (their instance died, their leases ran out):
+ * those items are cancelled too, so the job ends.
+ */
+export async function cancelAbandoned(db: Db): Promise<void> {
+  await db.run(
+    sql`with items as (update skip_trace_job_items i set status = 'cancelled', lease_token = null, lease_until = null
+          from skip_trace_jobs j where j.id = i.job_id and j.cancel_requested and j.status in ('queued', 'running')
+          and i.status = 'pending' and i.lease_until < now()
+          returning i.job_id, i.status),
+        ${settleJobCte('items')}
+        select 1`,
+  );
+}
+
+/**
+ * Gives an item back to the queue, to be claimed again no sooner than `delayMs` from now (a trace
+ * that timed out: its result is cached when it arrives, or its single flight's lock runs out).
+ */
+export async function releaseForRetry(db: Db, item: ClaimedItem, lease: Lease, delayMs: number): Promise<void> {
+  await db.run(
+    sql`update skip_trace_job_items set lease_token = null, lease_until = now() + ${delayMs}::integer * interval '1 millisecond'
+        where job_id = ${item.jobId} and index = ${item.index} and status = 'pending' and lease_token = ${lease.token}`,
+  );
+}

@@ -1,0 +1,273 @@
+/**
+ * Skip trace jobs and their items (`skip_trace_jobs`, `skip_trace_job_items`), raw SQL. A job's
+ * counts live on its row and change in the statement that changes its items, so a job reads in one
+ * indexed lookup whatever its size. Items are claimed with `for update skip locked` and a lease
+ * (an instance that dies leaves its items to be claimed again once their leases run out); an
+ * item's result is stored only while its lease is still the claimer's.
+ */
+import { empty, raw, sql, type Db } from '../../infra/database/sql.js';
+import type { KeysetPosition } from '../../common/keyset-page.js';
+import type { ItemStatus } from '../items/item-result.js';
+
+export const JOB_STATUSES = ['queued', 'running', 'completed', 'cancelled'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+export interface JobCounts {
+  total: number;
+  pending: number;
+  recordsFound: number;
+  noRecordsFound: number;
+  failed: number;
+  cancelled: number;
+  charged: number;
+}
+
+export interface Job {
+  id: string;
+  organizationId: string;
+  status: JobStatus;
+  createdAt: Date;
+  startedAt: Date | null;
+  completedAt: Date | null;
+  counts: JobCounts;
+  webhookUrl: string | null;
+  /** A CSV job's header as submitted; null for a JSON job. */
+  columns: string[] | null;
+}
+
+/** An item as submitted: its trace input (address, actor), its key, and a CSV row's cells. */
+export interface NewJobItem {
+  key: string | null;
+  input: Record<string, unknown>;
+  cells: string[] | null;
+}
+
+/** An item's stored state, for its result and its CSV row. */
+export interface JobItemRow {
+  index: number;
+  key: string | null;
+  status: ItemStatus;
+  /** The id of the trace request that settled it (its usage row, and its charge when charged); null until it ran. */
+  requestId: string | null;
+  persons: unknown[] | null;
+  error: { code: string; message: string; details?: unknown } | null;
+  input: Record<string, unknown>;
+  cells: string[] | null;
+}
+
+/** An item claimed by this instance, under its lease. */
+export interface ClaimedItem {
+  jobId: string;
+  index: number;
+  organizationId: string;
+  keyId: string;
+  key: string | null;
+  input: Record<string, unknown>;
+  /** How many times it was claimed, this claim included. */
+  attempts: number;
+}
+
+/** What an item ended with: its status, persons, error, and the id of the trace request that settled it. */
+export interface ItemOutcome {
+  status: Exclude<ItemStatus, 'pending' | 'cancelled'>;
+  id: string | null;
+  persons: unknown[];
+  error: { code: string; message: string; details?: unknown } | null;
+}
+
+const JOB_COLUMNS = sql`j.id, j.organization_id, j.status, j.created_at, j.started_at, j.completed_at, j.total, j.pending,
+  j.records_found, j.no_records_found, j.failed, j.cancelled, j.charged, j.webhook_url, j.columns`;
+
+interface JobRow {
+  id: string;
+  organization_id: string;
+  status: JobStatus;
+  created_at: Date | string;
+  started_at: Date | string | null;
+  completed_at: Date | string | null;
+  total: number;
+  pending: number;
+  records_found: number;
+  no_records_found: number;
+  failed: number;
+  cancelled: number;
+  charged: number;
+  webhook_url: string | null;
+  columns: string[] | null;
+}
+
+const date = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
+
+export function jobOf(row: JobRow): Job {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    status: row.status,
+    createdAt: new Date(row.created_at),
+    startedAt: date(row.started_at),
+    completedAt: date(row.completed_at),
+    counts: {
+      total: Number(row.total),
+      pending: Number(row.pending),
+      recordsFound: Number(row.records_found),
+      noRecordsFound: Number(row.no_records_found),
+      failed: Number(row.failed),
+      cancelled: Number(row.cancelled),
+      charged: Number(row.charged),
+    },
+    webhookUrl: row.webhook_url,
+    columns: row.columns,
+  };
+}
+
+/** A new job and its items, one statement. */
+export interface NewJob {
+  id: string;
+  organizationId: string;
+  keyId: string;
+  columns: string[] | null;
+  webhookUrl: string | null;
+  idempotency: { key: string; fingerprint: string } | null;
+}
+
+/**
+ * Inserts the job and its items in one statement; null when the Idempotency-Key is already held
+ * by a job of the organization (created within 24 hours: older holders give the key up first).
+ */
+export async function insertJob(db: Db, job: NewJob, items: NewJobItem[]): Promise<Job | null> {
+  const { idempotency } = job;
+  if (idempotency)
+    await db.run(
+      sql`update skip_trace_jobs set idempotency_key = null where organization_id = ${job.organizationId}
+          and idempotency_key = ${idempotency.key} and created_at < now() - interval '24 hours'`,
+    );
+  const rows = await db.rows<JobRow>(
+    sql`with j as (
+        insert into skip_trace_jobs (id, organization_id, key_id, total, pending, columns, webhook_url, idempotency_key, fingerprint)
+        values (${job.id}, ${job.organizationId}, ${job.keyId}, ${items.length}, ${items.length}, ${job.columns ? JSON.stringify(job.columns) : null}::jsonb,
+          ${job.webhookUrl}, ${idempotency?.key ?? null}, ${idempotency?.fingerprint ?? null})
+        on conflict (organization_id, idempotency_key) where idempotency_key is not null do nothing
+        returning *),
+      items as (
+        insert into skip_trace_job_items (job_id, index, organization_id, key, input, cells)
+        select j.id, (e.ordinality - 1)::integer, j.organization_id, e.value->>'key', e.value->'input', e.value->'cells'
+        from j, jsonb_array_elements(${JSON.stringify(items)}::jsonb) with ordinality e
+        order by e.ordinality)
+      select ${JOB_COLUMNS} from j`,
+  );
+  return rows[0] ? jobOf(rows[0]) : null;
+}
+
+/** The job that holds an Idempotency-Key, and the fingerprint of the body that created it. */
+export async function jobOfIdempotencyKey(db: Db, organizationId: string, key: string): Promise<{ job: Job; fingerprint: string } | null> {
+  const [row] = await db.rows<JobRow & { fingerprint: string }>(
+    sql`select ${JOB_COLUMNS}, j.fingerprint from skip_trace_jobs j where j.organization_id = ${organizationId} and j.idempotency_key = ${key}`,
+  );
+  return row ? { job: jobOf(row), fingerprint: row.fingerprint } : null;
+}
+
+/** The organization's job `id`; null for another organization's or an unknown id. */
+export async function findJob(db: Db, organizationId: string, id: string): Promise<Job | null> {
+  const [row] = await db.rows<JobRow>(
+    sql`select ${JOB_COLUMNS} from skip_trace_jobs j where j.id = ${id} and j.organization_id = ${organizationId}`,
+  );
+  return row ? jobOf(row) : null;
+}
+
+/** Up to `limit` of the organization's jobs after `after`, newest first (`skip_trace_jobs_listing_idx`). */
+export async function listJobs(db: Db, organizationId: string, after: KeysetPosition | null, limit: number): Promise<Job[]> {
+  const rows = await db.rows<JobRow>(
+    sql`select ${JOB_COLUMNS} from skip_trace_jobs j where j.organization_id = ${organizationId}
+        ${after ? sql`and (j.created_at, j.id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)` : empty}
+        order by j.created_at desc, j.id desc limit ${limit}`,
+  );
+  return rows.map(jobOf);
+}
+
+interface ItemDbRow {
+  index: number;
+  key: string | null;
+  status: ItemStatus;
+  request_id: string | null;
+  persons: unknown[] | null;
+  error: JobItemRow['error'];
+  input: Record<string, unknown>;
+  cells: string[] | null;
+}
+
+/** Up to `limit` items of job `jobId` from index `from` on, in index order. */
+export async function itemsFrom(db: Db, jobId: string, from: number, limit: number): Promise<JobItemRow[]> {
+  const rows = await db.rows<ItemDbRow>(
+    sql`select index, key, status, request_id, persons, error, input, cells from skip_trace_job_items
+        where job_id = ${jobId} and index >= ${from} order by index limit ${limit}`,
+  );
+  return rows.map((row) => ({
+    index: Number(row.index),
+    key: row.key,
+    status: row.status,
+    requestId: row.request_id,
+    persons: row.persons,
+    error: row.error,
+    input: row.input,
+    cells: row.cells,
+  }));
+}
+
+/**
+ * The job row's update once items left `pending`: `settled` names a CTE of `(job_id, status)`
+ * rows (the items just settled). The job ends when none is pending any more: `cancelled` once a
+ * cancel was asked for, else `completed`.
+ */
+export const settleJobCte = (settled: string) =>
+  sql`settled_job as (update skip_trace_jobs j set
+      pending = j.pending - s.n,
+      records_found = j.records_found + s.records_found,
+      no_records_found = j.no_records_found + s.no_records_found,
+      failed = j.failed + s.failed,
+      cancelled = j.cancelled + s.cancelled,
+      charged = j.charged + s.records_found + s.no_records_found,
+      status = case when j.pending - s.n > 0 then j.status when j.cancel_requested then 'cancelled' else 'completed' end,
+      completed_at = case when j.pending - s.n > 0 then null else now() end
+    from (select job_id, count(*)::integer as n,
+        count(*) filter (where status = 'records_found')::integer as records_found,
+        count(*) filter (where status = 'no_records_found')::integer as no_records_found,
+        count(*) filter (where status = 'failed')::integer as failed,
+        count(*) filter (where status = 'cancelled')::integer as cancelled
+      from ${raw(settled)} group by job_id) s
+    where j.id = s.job_id returning j.id, j.status)`;
+
+/**
+ * Cancels the organization's job `id`: items not running (pending, unleased or leased by an
+ * instance that died) become `cancelled`, and the job ends once its running items have. Null for
+ * another organization's or an unknown id; a finished job is returned unchanged.
+ */
+export async function cancelJob(db: Db, organizationId: string, id: string): Promise<Job | null> {
+  // One update of the job's row (two in one statement would not both apply), after its items:
+  // every writer locks items before their job (a claim, an item's charge), so none deadlocks.
+  await db.run(
+    sql`with target as (select id from skip_trace_jobs where id = ${id} and organization_id = ${organizationId}
+          and status in ('queued', 'running')),
+        items as (update skip_trace_job_items i set status = 'cancelled', lease_token = null, lease_until = null
+          from target where i.job_id = target.id and i.status = 'pending' and (i.lease_until is null or i.lease_until < now())
+          returning i.index),
+        n as (select count(*)::integer as n from items)
+        update skip_trace_jobs j set cancel_requested = true, pending = j.pending - n.n, cancelled = j.cancelled + n.n,
+          status = case when j.pending - n.n > 0 then j.status else 'cancelled' end,
+          completed_at = case when j.pending - n.n > 0 then null else now() end
+        from target, n where j.id = target.id and j.status in ('queued', 'running')`,
+  );
+  return findJob(db, organizationId, id);
+}
+
+/** Jobs that ended with a webhook URL whose delivery is not queued yet (`skip_trace_jobs_webhook_idx`). */
+export async function endedJobsAwaitingWebhook(db: Db): Promise<Job[]> {
+  const rows = await db.rows<JobRow>(
+    sql`select ${JOB_COLUMNS} from skip_trace_jobs j where j.webhook_url is not null and not j.webhook_enqueued
+        and j.status in ('completed', 'cancelled') limit 100`,
+  );
+  return rows.map(jobOf);
+}
+
+export async function markWebhookQueued(db: Db, id: string): Promise<void> {
+  await db.run(sql`update skip_trace_jobs set webhook_enqueued = true where id = ${id}`);
+}
