@@ -8,6 +8,7 @@ import { Migration20261126000000_billing } from './Migration20261126000000_billi
 import { Migration20261127000000_counter_deletes } from './Migration20261127000000_counter_deletes.js';
 import { Migration20261128000000_notification_inserted_xid } from './Migration20261128000000_notification_inserted_xid.js';
 import { Migration20261128000300_answer_carriers } from './Migration20261128000300_answer_carriers.js';
+import { Migration20261129000300_notification_archive } from './Migration20261129000300_notification_archive.js';
 
 /** Migrations in order; listed explicitly so PostgreSQL and the embedded PGlite run the same ones from source. */
 export const migrationsList = [
@@ -21,4 +22,5 @@ export const migrationsList = [
   { name: 'Migration20261127000000_counter_deletes', class: Migration20261127000000_counter_deletes },
   { name: 'Migration20261128000000_notification_inserted_xid', class: Migration20261128000000_notification_inserted_xid },
   { name: 'Migration20261128000300_answer_carriers', class: Migration20261128000300_answer_carriers },
+  { name: 'Migration20261129000300_notification_archive', class: Migration20261129000300_notification_archive },
 ];

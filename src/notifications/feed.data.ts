@@ -27,6 +27,7 @@ export interface NotificationView {
   callId: string | null;
   actionType: string | null;
   actionTargetId: string | null;
+  archivedAt: Date | null;
 }
 
 export interface NotificationCounts {
@@ -39,6 +40,8 @@ export interface FeedConditions {
   type: string | null;
   seen: boolean | null;
   search: string | null;
+  /** true: only archived rows; false: only rows that are not. */
+  archived: boolean;
 }
 
 /** A row to insert; the service fills in `createdAt` when its caller did not. */
@@ -58,8 +61,10 @@ export interface NewNotification {
   createdAt: Date;
 }
 
-const COLUMNS = raw(`id, notification_type, is_seen, title, body, created_at, seen_at,
-  contact_id, deal_id, note_id, reply_id, task_id, call_id, action_type, action_target_id`);
+const INSERTED = `id, notification_type, is_seen, title, body, created_at, seen_at,
+  contact_id, deal_id, note_id, reply_id, task_id, call_id, action_type, action_target_id`;
+const INSERTED_COLUMNS = raw(INSERTED);
+const COLUMNS = raw(`${INSERTED}, archived_at`);
 
 interface NotificationRow {
   id: string;
@@ -77,6 +82,7 @@ interface NotificationRow {
   call_id: string | null;
   action_type: string | null;
   action_target_id: string | null;
+  archived_at: Date | string | null;
 }
 
 function toNotification(row: NotificationRow): NotificationView {
@@ -96,6 +102,7 @@ function toNotification(row: NotificationRow): NotificationView {
     callId: row.call_id,
     actionType: row.action_type,
     actionTargetId: row.action_target_id,
+    archivedAt: row.archived_at === null ? null : toDate(row.archived_at),
   };
 }
 
@@ -103,7 +110,7 @@ const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}
 
 /** The user's rows matching a filter (the seen filter too, unless `withSeen` is false). */
 function matching(userId: string, filter: FeedConditions, withSeen = true): Statement {
-  const conditions = [sql`user_id = ${userId}`];
+  const conditions = [sql`user_id = ${userId}`, raw(filter.archived ? 'archived_at is not null' : 'archived_at is null')];
   if (filter.type !== null) conditions.push(sql`notification_type = ${filter.type}`);
   if (withSeen && filter.seen !== null) conditions.push(sql`is_seen = ${filter.seen}`);
   if (filter.search !== null) {
@@ -197,7 +204,8 @@ export async function selectFeedPage(
  * search term, counted over the matching rows themselves (served by the trigram indexes).
  */
 function totals(userId: string, filter: FeedConditions): Statement {
-  if (filter.search !== null)
+  // Counter rows count only rows that are not archived: archived ones are counted where they are.
+  if (filter.search !== null || filter.archived)
     return sql`select count(*) filter (where ${filter.seen === null ? raw('true') : sql`is_seen = ${filter.seen}`})::int as total,
                       count(*) filter (where not is_seen)::int as unread
                  from notifications where ${matching(userId, filter, false)}`;
@@ -242,6 +250,20 @@ export async function updateSeen(db: Db, userId: string, ids: readonly string[],
   return rows.map((row) => row.id);
 }
 
+/**
+ * Archives (or restores) the user's rows among `ids`, under the same user lock as marks; returns
+ * the ids of the rows whose state changed. The counter trigger takes an archived row out of the
+ * badge numbers and puts a restored one back.
+ */
+export async function updateArchived(db: Db, userId: string, ids: readonly string[], archived: boolean): Promise<string[]> {
+  const rows = await db.rows<{ id: string }>(
+    sql`with ${userWriteLock(userId)}
+        update notifications set archived_at = ${raw(archived ? 'now()' : 'null')} from serialized
+         where user_id = ${userId} and id = any(${pgTextArray(ids)}::uuid[]) and archived_at is ${raw(archived ? 'null' : 'not null')} returning id`,
+  );
+  return rows.map((row) => row.id);
+}
+
 /** A mark's changed ids are listed up to this many; past it, `notificationIds` is null (the count says how many). */
 const CHANGED_IDS_LISTED_MAX = 500;
 
@@ -280,7 +302,7 @@ export async function updateAllSeen(
     sql`with ${userWriteLock(userId)},
         updated as (
           update notifications set is_seen = ${isSeen}, seen_at = ${seenAtFor(isSeen)} from serialized
-           where user_id = ${userId} and is_seen = ${!isSeen}${type !== null ? sql` and notification_type = ${type}` : empty}${
+           where user_id = ${userId} and archived_at is null and is_seen = ${!isSeen}${type !== null ? sql` and notification_type = ${type}` : empty}${
              asOf !== null ? sql` and (inserted_xid is null or pg_visible_in_snapshot(inserted_xid, ${asOf}::pg_snapshot))` : empty
            }
            returning id)
@@ -348,12 +370,13 @@ export async function insertNotifications(em: Em, inputs: readonly NewNotificati
     callId: input.callId ?? null,
     actionType: input.actionType ?? null,
     actionTargetId: input.actionTargetId ?? null,
+    archivedAt: null,
   }));
   const values = views.map(
     (n, i) =>
       sql`(${inputs[i].userId}, ${n.id}, ${n.notificationType}, false, ${n.title}, ${n.body}, ${n.createdAt}, null, ${n.contactId},
            ${n.dealId}, ${n.noteId}, ${n.replyId}, ${n.taskId}, ${n.callId}, ${n.actionType}, ${n.actionTargetId})`,
   );
-  await inUnitOfWork(em, sql`insert into notifications (user_id, ${COLUMNS}) values ${join(values)}`);
+  await inUnitOfWork(em, sql`insert into notifications (user_id, ${INSERTED_COLUMNS}) values ${join(values)}`);
   return views;
 }

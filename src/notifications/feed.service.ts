@@ -14,6 +14,7 @@ import {
   notificationTypeCatalog,
   selectFeedPage,
   updateAllSeen,
+  updateArchived,
   updateSeen,
   type FeedConditions,
   type FeedMarkOutcome,
@@ -34,6 +35,8 @@ export interface FeedFilter {
   seen?: boolean | null;
   /** Case-insensitive substring of title or body; `%` and `_` are literal. */
   searchTerm?: string | null;
+  /** true: only archived rows; omitted or false: only rows that are not archived. */
+  archived?: boolean | null;
 }
 
 export interface FeedPage {
@@ -52,7 +55,7 @@ function normalizeFilter(filter: FeedFilter): FeedConditions {
       { path: 'searchTerm', message: `must be at most ${SEARCH_TERM_MAX_LENGTH} characters` },
     ]);
   }
-  return { type, seen: filter.seen ?? null, search };
+  return { type, seen: filter.seen ?? null, search, archived: filter.archived === true };
 }
 
 /** The caller's badge numbers, in total and per type; an empty type filter counts every type. */
@@ -82,14 +85,35 @@ export async function markNotifications(
   notificationIds: readonly string[],
   isSeen: boolean,
 ): Promise<string[]> {
+  const ids = callerIds(notificationIds);
+  if (ids.length === 0) return [];
+  return inTurn(writer, placeInQueue(writer), () => updateSeen(db, writer.userId, ids, isSeen));
+}
+
+/** The distinct well-formed ids among at most MARK_IDS_MAX, lower-cased and sorted; malformed ones are ignored. */
+function callerIds(notificationIds: readonly string[]): string[] {
   if (notificationIds.length > MARK_IDS_MAX) {
     throw badInput(`notificationIds may hold at most ${MARK_IDS_MAX} ids.`, [
       { path: 'notificationIds', message: `must hold at most ${MARK_IDS_MAX} ids` },
     ]);
   }
-  const ids = [...new Set(notificationIds.filter(isUuid).map((id) => id.toLowerCase()))].sort();
+  return [...new Set(notificationIds.filter(isUuid).map((id) => id.toLowerCase()))].sort();
+}
+
+/**
+ * Archives (`archived` true) or restores the caller's own rows, in the same per-user turn as its
+ * marks; ids of other users, unknown and malformed ids are silently ignored. Returns the ids of
+ * the rows whose state changed.
+ */
+export async function archiveNotifications(
+  db: Db,
+  writer: FeedWriter,
+  notificationIds: readonly string[],
+  archived: boolean,
+): Promise<string[]> {
+  const ids = callerIds(notificationIds);
   if (ids.length === 0) return [];
-  return inTurn(writer, placeInQueue(writer), () => updateSeen(db, writer.userId, ids, isSeen));
+  return inTurn(writer, placeInQueue(writer), () => updateArchived(db, writer.userId, ids, archived));
 }
 
 /**
