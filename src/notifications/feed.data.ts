@@ -64,7 +64,21 @@ export interface NewNotification {
 const INSERTED = `id, notification_type, is_seen, title, body, created_at, seen_at,
   contact_id, deal_id, note_id, reply_id, task_id, call_id, action_type, action_target_id`;
 const INSERTED_COLUMNS = raw(INSERTED);
-const COLUMNS = raw(`${INSERTED}, archived_at`);
+/** A row as callers see it: `n` the row, `s` its state through the user's mark-alls (`STATE`). */
+const COLUMNS = raw(`n.id, n.notification_type, s.is_seen, n.title, n.body, n.created_at, s.seen_at,
+  n.contact_id, n.deal_id, n.note_id, n.reply_id, n.task_id, n.call_id, n.action_type, n.action_target_id, n.archived_at`);
+
+/**
+ * Whether a row is read, and since when: its own state, unless a mark-all made after the row was
+ * last marked by id covers it (see the read marks migration). `STATE` joins it as `s` to rows `n`.
+ */
+const seenState = (row: string) =>
+  raw(
+    `notification_seen_state(${['user_id', 'notification_type', 'inserted_xid', 'mark_gen', 'archived_at', 'is_seen', 'seen_at']
+      .map((column) => `${row}${column}`)
+      .join(', ')})`,
+  );
+const STATE = raw(`cross join lateral ${seenState('n.').sql} s`);
 
 interface NotificationRow {
   id: string;
@@ -112,7 +126,7 @@ const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}
 function matching(userId: string, filter: FeedConditions, withSeen = true): Statement {
   const conditions = [sql`user_id = ${userId}`, raw(filter.archived ? 'archived_at is not null' : 'archived_at is null')];
   if (filter.type !== null) conditions.push(sql`notification_type = ${filter.type}`);
-  if (withSeen && filter.seen !== null) conditions.push(sql`is_seen = ${filter.seen}`);
+  if (withSeen && filter.seen !== null) conditions.push(sql`s.is_seen = ${filter.seen}`);
   if (filter.search !== null) {
     const pattern = likePattern(filter.search);
     conditions.push(sql`(title ilike ${pattern} escape '\\' or body ilike ${pattern} escape '\\')`);
@@ -187,7 +201,7 @@ export async function selectFeedPage(
   const rows = await db.rows<NotificationRow & { total: number; unread: number }>(
     sql`with t as (${totals(userId, filter)})
         select t.total, t.unread, n.* from t left join lateral (
-          select ${COLUMNS} from notifications
+          select ${COLUMNS} from notifications n ${STATE}
            where ${matching(userId, filter)}${after ? sql` and (created_at, id) < (${after.createdAt}, ${after.id})` : empty}
            order by created_at desc, id desc limit ${raw(String(limit))}) n on true
          order by n.created_at desc, n.id desc`,
@@ -206,9 +220,9 @@ export async function selectFeedPage(
 function totals(userId: string, filter: FeedConditions): Statement {
   // Counter rows count only rows that are not archived: archived ones are counted where they are.
   if (filter.search !== null || filter.archived)
-    return sql`select count(*) filter (where ${filter.seen === null ? raw('true') : sql`is_seen = ${filter.seen}`})::int as total,
-                      count(*) filter (where not is_seen)::int as unread
-                 from notifications where ${matching(userId, filter, false)}`;
+    return sql`select count(*) filter (where ${filter.seen === null ? raw('true') : sql`s.is_seen = ${filter.seen}`})::int as total,
+                      count(*) filter (where not s.is_seen)::int as unread
+                 from notifications n ${STATE} where ${matching(userId, filter, false)}`;
   const total = raw(filter.seen === null ? 'unread_count + read_count' : filter.seen ? 'read_count' : 'unread_count');
   return sql`select coalesce(sum(${total}), 0)::int as total, coalesce(sum(unread_count), 0)::int as unread
                from notification_counters
@@ -233,6 +247,13 @@ function totals(userId: string, filter: FeedConditions): Statement {
 const userWriteLock = (userId: string) =>
   sql`serialized as materialized (select pg_advisory_xact_lock(${raw(String(0x6e6f7466))}, hashtext(${userId}::text)))`;
 
+/**
+ * A row marked by id or archived takes the latest mark-all's number: its own state is its state
+ * until a later mark-all covers it. Counter rows change only under the user's lock, held here.
+ */
+const currentMarkGen = raw(`(select c.mark_gen from notification_counters c
+  where c.user_id = notifications.user_id and c.notification_type = notifications.notification_type)`);
+
 /** `now()` when marking read, null when marking unread. */
 const seenAtFor = (isSeen: boolean) => raw(isSeen ? 'now()' : 'null');
 
@@ -244,8 +265,8 @@ const seenAtFor = (isSeen: boolean) => raw(isSeen ? 'now()' : 'null');
 export async function updateSeen(db: Db, userId: string, ids: readonly string[], isSeen: boolean): Promise<string[]> {
   const rows = await db.rows<{ id: string }>(
     sql`with ${userWriteLock(userId)}
-        update notifications set is_seen = ${isSeen}, seen_at = ${seenAtFor(isSeen)} from serialized
-         where user_id = ${userId} and id = any(${pgTextArray(ids)}::uuid[]) and is_seen <> ${isSeen} returning id`,
+        update notifications set is_seen = ${isSeen}, seen_at = ${seenAtFor(isSeen)}, mark_gen = ${currentMarkGen} from serialized
+         where user_id = ${userId} and id = any(${pgTextArray(ids)}::uuid[]) and (${seenState('')}).is_seen <> ${isSeen} returning id`,
   );
   return rows.map((row) => row.id);
 }
@@ -258,7 +279,8 @@ export async function updateSeen(db: Db, userId: string, ids: readonly string[],
 export async function updateArchived(db: Db, userId: string, ids: readonly string[], archived: boolean): Promise<string[]> {
   const rows = await db.rows<{ id: string }>(
     sql`with ${userWriteLock(userId)}
-        update notifications set archived_at = ${raw(archived ? 'now()' : 'null')} from serialized
+        update notifications set archived_at = ${raw(archived ? 'now()' : 'null')}, mark_gen = ${currentMarkGen},
+               (is_seen, seen_at) = (select s.is_seen, s.seen_at from ${seenState('')} s) from serialized
          where user_id = ${userId} and id = any(${pgTextArray(ids)}::uuid[]) and archived_at is ${raw(archived ? 'null' : 'not null')} returning id`,
   );
   return rows.map((row) => row.id);
@@ -283,14 +305,15 @@ export async function currentSnapshot(db: Db): Promise<string> {
 }
 
 /**
- * Sets the seen state of every row of the user's (of one type, when `type` is set) that is not in
- * it yet, in one statement, hence one transaction, whatever the feed size.
+ * Sets the seen state of every row of the user's (of one type, when `type` is set) that is not
+ * archived and not in it yet, at the same cost whatever the feed size: `notification_mark_all`
+ * records a read mark per type and moves the counter rows, rewriting no row (see the read marks
+ * migration for the lock order and what a mark covers).
  *
- * Rows published while it runs are untouched: under READ COMMITTED the statement's snapshot is
- * taken before it waits for the user's lock or any row, and an UPDATE re-checks rows its scan
- * found but never adds rows that snapshot did not hold. A call that waited for its turn passes
- * `asOf`, the snapshot taken when it arrived: rows inserted by transactions it does not see are
- * skipped too. No timestamps are compared, since a backfill may set them in the past.
+ * Rows published while it runs are untouched: the mark covers the rows of `asOf`, the snapshot a
+ * call that waited for its turn took as it arrived, or else the snapshot the statement takes
+ * before it waits for the user's lock. No timestamps are compared, since a backfill may set them
+ * in the past. The changed rows are named only when a few of the newest rows hold them all.
  */
 export async function updateAllSeen(
   db: Db,
@@ -298,20 +321,13 @@ export async function updateAllSeen(
   mark: { type: string | null; isSeen: boolean; asOf: string | null },
 ): Promise<FeedMarkOutcome> {
   const { type, isSeen, asOf } = mark;
-  const rows = await db.rows<{ updated: number; ids: string[] | null }>(
-    sql`with ${userWriteLock(userId)},
-        updated as (
-          update notifications set is_seen = ${isSeen}, seen_at = ${seenAtFor(isSeen)} from serialized
-           where user_id = ${userId} and archived_at is null and is_seen = ${!isSeen}${type !== null ? sql` and notification_type = ${type}` : empty}${
-             asOf !== null ? sql` and (inserted_xid is null or pg_visible_in_snapshot(inserted_xid, ${asOf}::pg_snapshot))` : empty
-           }
-           returning id)
-        select (select count(*) from updated)::int as updated,
-               (select array_agg(id::text) from (select id from updated limit ${raw(String(CHANGED_IDS_LISTED_MAX + 1))}) listed) as ids`,
+  const rows = await db.rows<{ updated: number | string; ids: string[] | null }>(
+    sql`select m.updated, m.ids::text[] as ids
+          from notification_mark_all(${userId}::uuid, ${type}::text, ${isSeen}, ${asOf}::pg_snapshot) m`,
   );
   const updatedCount = Number(rows[0]?.updated ?? 0);
-  const ids = rows[0]?.ids ?? [];
-  return { updatedCount, notificationIds: ids.length <= CHANGED_IDS_LISTED_MAX ? ids : null };
+  const ids = rows[0]?.ids ?? null;
+  return { updatedCount, notificationIds: ids && ids.length <= CHANGED_IDS_LISTED_MAX ? ids : null };
 }
 
 /**
@@ -325,7 +341,7 @@ export async function markSeenAtCreation(em: Em, userId: string, ids: readonly s
   await inUnitOfWork(
     em,
     sql`with ${userWriteLock(userId)}
-        update notifications set is_seen = true, seen_at = created_at from serialized
+        update notifications set is_seen = true, seen_at = created_at, mark_gen = ${currentMarkGen} from serialized
          where user_id = ${userId} and id = any(${pgTextArray(ids)}::uuid[])`,
   );
 }

@@ -555,7 +555,7 @@ describe('attack shapes under fuzzing', () => {
       );
       await expect.poll(() => service.app.services.feedWrites.queue.busyKeys, { timeout: 5000 }).toBe(0);
       const [truth] = await service.sql<{ unread: number; read: number }>(
-        `select (count(*) filter (where not is_seen))::int as unread, (count(*) filter (where is_seen))::int as read from notifications where user_id = ?`,
+        `select (count(*) filter (where not is_seen))::int as unread, (count(*) filter (where is_seen))::int as read from notification_states() where user_id = ?`,
         [writer.userId],
       );
       const counts = await service.call(writer.key, { operationId: 'getNotificationCounts' });
