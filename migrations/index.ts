@@ -10,6 +10,7 @@ import { Migration20261128000000_notification_inserted_xid } from './Migration20
 import { Migration20261128000300_answer_carriers } from './Migration20261128000300_answer_carriers.js';
 import { Migration20261129000300_notification_archive } from './Migration20261129000300_notification_archive.js';
 import { Migration20261129000400_read_marks } from './Migration20261129000400_read_marks.js';
+import { Migration20261129000500_notification_expiry } from './Migration20261129000500_notification_expiry.js';
 
 /** Migrations in order; listed explicitly so PostgreSQL and the embedded PGlite run the same ones from source. */
 export const migrationsList = [
@@ -25,4 +26,5 @@ export const migrationsList = [
   { name: 'Migration20261128000300_answer_carriers', class: Migration20261128000300_answer_carriers },
   { name: 'Migration20261129000300_notification_archive', class: Migration20261129000300_notification_archive },
   { name: 'Migration20261129000400_read_marks', class: Migration20261129000400_read_marks },
+  { name: 'Migration20261129000500_notification_expiry', class: Migration20261129000500_notification_expiry },
 ];

@@ -23,6 +23,7 @@ import { gatewayCallRoute } from '../http/rest/routes/gateway-call.route.js';
 import { skipTraceRoute } from '../http/rest/routes/skip-trace.route.js';
 import { skipTraceAccountRoute, skipTraceUsageRoute } from '../http/rest/routes/skip-trace-billing.routes.js';
 import { startIdempotencySweeper } from '../skip-trace/idempotency/idempotency-sweeper.js';
+import { startFeedSweeper } from '../notifications/feed-sweeper.js';
 import type { Services } from '../schema/context.js';
 import { createTraceCoordinator } from '../skip-trace/trace-coordinator.js';
 import { createHttpProvider } from '../skip-trace/providers/http-provider.js';
@@ -71,12 +72,14 @@ export async function buildApp(
   const http = createHttpServer(config, log);
   registerRoutes(http, services, registry);
   const idempotencySweeper = startIdempotencySweeper(database.sql, config.skipTrace.idempotencySweep, log);
+  const feedSweeper = startFeedSweeper({ db: database.sql, events: services.notificationEvents, log }, config.notificationSweep);
   return {
     http,
     services,
     database,
     close: async () => {
       await idempotencySweeper.stop();
+      await feedSweeper.stop();
       await closeHttp(http, services);
       // Traces that outlived their callers (timeouts) may still be writing their results.
       await Promise.allSettled(services.traces.pending());

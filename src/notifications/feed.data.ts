@@ -59,6 +59,8 @@ export interface NewNotification {
   actionType?: string | null;
   actionTargetId?: string | null;
   createdAt: Date;
+  /** Deleted once past (and never shown from then on); null: kept as long as the retention allows. */
+  expiresAt?: Date | null;
 }
 
 const INSERTED = `id, notification_type, is_seen, title, body, created_at, seen_at,
@@ -122,9 +124,26 @@ function toNotification(row: NotificationRow): NotificationView {
 
 const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** An expired row is never shown, from its `expires_at` on, whether or not the sweep has deleted it yet. */
+const NOT_EXPIRED = raw('(expires_at is null or expires_at > now())');
+
+/**
+ * The user's counter rows (of one type) less the expired rows the sweep has not deleted yet, so
+ * counts leave a row out from the moment it expires: a probe of a partial index, empty for users
+ * without expiring rows.
+ */
+const liveCounters = (userId: string, type: string | null) =>
+  sql`select c.notification_type, c.unread_count - coalesce(x.unread, 0) as unread_count, c.read_count - coalesce(x.read, 0) as read_count
+        from notification_counters c left join (
+          select n.notification_type, count(*) filter (where not s.is_seen) as unread, count(*) filter (where s.is_seen) as read
+            from notifications n ${STATE}
+           where n.user_id = ${userId} and n.expires_at <= now() and n.archived_at is null group by n.notification_type
+        ) x on x.notification_type = c.notification_type
+       where c.user_id = ${userId}${type !== null ? sql` and c.notification_type = ${type}` : empty}`;
+
 /** The user's rows matching a filter (the seen filter too, unless `withSeen` is false). */
 function matching(userId: string, filter: FeedConditions, withSeen = true): Statement {
-  const conditions = [sql`user_id = ${userId}`, raw(filter.archived ? 'archived_at is not null' : 'archived_at is null')];
+  const conditions = [sql`user_id = ${userId}`, raw(filter.archived ? 'archived_at is not null' : 'archived_at is null'), NOT_EXPIRED];
   if (filter.type !== null) conditions.push(sql`notification_type = ${filter.type}`);
   if (withSeen && filter.seen !== null) conditions.push(sql`s.is_seen = ${filter.seen}`);
   if (filter.search !== null) {
@@ -156,8 +175,7 @@ interface CounterRow {
  */
 export async function counterTotals(db: Db, userId: string, type: string | null): Promise<NotificationCountsByType> {
   const rows = await db.rows<CounterRow>(
-    sql`select notification_type, unread_count, read_count from notification_counters
-         where user_id = ${userId}${type !== null ? sql` and notification_type = ${type}` : empty} order by notification_type`,
+    sql`select notification_type, unread_count, read_count from (${liveCounters(userId, type)}) live order by notification_type`,
   );
   return sumCounterRows(
     rows.map((row) => ({
@@ -225,8 +243,7 @@ function totals(userId: string, filter: FeedConditions): Statement {
                  from notifications n ${STATE} where ${matching(userId, filter, false)}`;
   const total = raw(filter.seen === null ? 'unread_count + read_count' : filter.seen ? 'read_count' : 'unread_count');
   return sql`select coalesce(sum(${total}), 0)::int as total, coalesce(sum(unread_count), 0)::int as unread
-               from notification_counters
-              where user_id = ${userId}${filter.type !== null ? sql` and notification_type = ${filter.type}` : empty}`;
+               from (${liveCounters(userId, filter.type)}) live`;
 }
 
 /**
@@ -391,8 +408,25 @@ export async function insertNotifications(em: Em, inputs: readonly NewNotificati
   const values = views.map(
     (n, i) =>
       sql`(${inputs[i].userId}, ${n.id}, ${n.notificationType}, false, ${n.title}, ${n.body}, ${n.createdAt}, null, ${n.contactId},
-           ${n.dealId}, ${n.noteId}, ${n.replyId}, ${n.taskId}, ${n.callId}, ${n.actionType}, ${n.actionTargetId})`,
+           ${n.dealId}, ${n.noteId}, ${n.replyId}, ${n.taskId}, ${n.callId}, ${n.actionType}, ${n.actionTargetId}, ${inputs[i].expiresAt ?? null})`,
   );
-  await inUnitOfWork(em, sql`insert into notifications (user_id, ${INSERTED_COLUMNS}) values ${join(values)}`);
+  await inUnitOfWork(em, sql`insert into notifications (user_id, ${INSERTED_COLUMNS}, expires_at) values ${join(values)}`);
   return views;
+}
+
+/** What one batch of the sweep deleted, per user. */
+export interface SweptRows {
+  userId: string;
+  deleted: number;
+}
+
+/**
+ * One bounded batch of the expiry and retention sweep (`notification_sweep`, in the expiry
+ * migration): nothing unless this instance holds the sweep's lease for the batch.
+ */
+export async function sweepBatch(db: Db, retentionCutoff: Date | null, limit: number): Promise<SweptRows[]> {
+  const rows = await db.rows<{ swept_user: string; deleted: number | string }>(
+    sql`select swept_user, deleted from notification_sweep(${retentionCutoff?.toISOString() ?? null}::timestamptz, ${limit}::int)`,
+  );
+  return rows.map((row) => ({ userId: row.swept_user, deleted: Number(row.deleted) }));
 }

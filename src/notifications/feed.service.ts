@@ -151,6 +151,7 @@ export async function publishNotifications(em: Em, inputs: readonly PublishNotif
       { path: 'input', message: `must hold at most ${PUBLISH_MAX} items` },
     ]);
   if (inputs.length === 0) return [];
+  const now = Date.now();
   const details: { path: string; message: string }[] = [];
   const [knownTypes, knownUsers] = await Promise.all([
     knownNotificationTypes(
@@ -165,10 +166,11 @@ export async function publishNotifications(em: Em, inputs: readonly PublishNotif
     if (!isUuid(input.userId) || !knownUsers.has(input.userId.toLowerCase()))
       details.push({ path: `input.${i}.userId`, message: 'is not a known user' });
     if (!input.title.trim()) details.push({ path: `input.${i}.title`, message: 'must not be blank' });
+    if (input.expiresAt && input.expiresAt.getTime() <= now)
+      details.push({ path: `input.${i}.expiresAt`, message: 'must be in the future' });
   });
   if (details.length) throw badInput('Some notifications cannot be published.', details);
 
-  const now = Date.now();
   return insertNotifications(
     em,
     inputs.map((input) => ({ ...input, userId: input.userId.toLowerCase(), createdAt: input.createdAt ?? new Date(now) })),

@@ -142,6 +142,11 @@ const PublishNotificationInput = builder.inputType('PublishNotificationInput', {
     actionType: t.string(),
     actionTargetId: t.string(),
     createdAt: t.field({ type: 'DateTime', description: 'For backfills; defaults to now.' }),
+    expiresAt: t.field({
+      type: 'DateTime',
+      description:
+        'When it stops being shown (it is deleted within a minute); must be in the future. Omitted: kept for the retention period.',
+    }),
   }),
 });
 
