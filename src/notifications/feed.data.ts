@@ -207,7 +207,9 @@ export interface FeedRows {
 /**
  * Up to `limit` matching rows after `after`, newest first (keyset on created_at desc, id desc),
  * and the filter's totals, in one statement: one round trip for the page and its numbers. The
- * limit is written into the text, so the planner knows how few rows it needs.
+ * limit is written into the text, so the planner knows how few rows it needs; no more rows than
+ * the total are looked for, so a seen filter that matches nothing (read through the marks, it has
+ * no index) reads no row.
  */
 export async function selectFeedPage(
   db: Db,
@@ -221,7 +223,7 @@ export async function selectFeedPage(
         select t.total, t.unread, n.* from t left join lateral (
           select ${COLUMNS} from notifications n ${STATE}
            where ${matching(userId, filter)}${after ? sql` and (created_at, id) < (${after.createdAt}, ${after.id})` : empty}
-           order by created_at desc, id desc limit ${raw(String(limit))}) n on true
+           order by created_at desc, id desc limit least(${raw(String(limit))}, t.total)) n on true
          order by n.created_at desc, n.id desc`,
   );
   return {
