@@ -4,37 +4,13 @@
  * state afterwards, the counter rows still equal a recount, and a mark-all and marks by id on the
  * migrated rows behave as on new ones. PostgreSQL (a database of its own) with DATABASE_URL, else PGlite.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import pg from 'pg';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/infra/database/orm.js';
+import { openScratchDatabase } from '../support/scratch-database.js';
 
 const BEFORE_READ_MARKS = 'Migration20261129000300_notification_archive';
 
-async function openBefore(): Promise<{ db: Database; drop(): Promise<void> }> {
-  const url = process.env.DATABASE_URL;
-  if (!url) {
-    const db = await openDatabase({ kind: 'embedded', dataDir: 'memory://' }, undefined, undefined, { migrateTo: BEFORE_READ_MARKS });
-    return { db, drop: () => db.close() };
-  }
-  const name = `read_marks_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  const own = new URL(url);
-  own.pathname = `/${name}`;
-  const db = await openDatabase({ kind: 'postgres', url: own.toString(), poolMax: 2 }, undefined, undefined, {
-    migrateTo: BEFORE_READ_MARKS,
-  });
-  return {
-    db,
-    drop: async () => {
-      await db.close();
-      await admin.query(`drop database ${name} with (force)`);
-      await admin.end();
-    },
-  };
-}
+const openBefore = () => openScratchDatabase(BEFORE_READ_MARKS, 'read_marks');
 
 let database: Awaited<ReturnType<typeof openBefore>>;
 const execute = <T = any>(sql: string, params: unknown[] = []) => database.db.orm.em.fork().execute(sql, params) as Promise<T[]>;
