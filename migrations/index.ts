@@ -11,6 +11,9 @@ import { Migration20261128000300_answer_carriers } from './Migration202611280003
 import { Migration20261129000000_list_usage } from './Migration20261129000000_list_usage.js';
 import { Migration20261129000100_skip_trace_jobs } from './Migration20261129000100_skip_trace_jobs.js';
 import { Migration20261129000200_webhooks } from './Migration20261129000200_webhooks.js';
+import { Migration20261129000300_notification_archive } from './Migration20261129000300_notification_archive.js';
+import { Migration20261129000400_read_marks } from './Migration20261129000400_read_marks.js';
+import { Migration20261129000500_notification_expiry } from './Migration20261129000500_notification_expiry.js';
 
 /** Migrations in order; listed explicitly so PostgreSQL and the embedded PGlite run the same ones from source. */
 export const migrationsList = [
@@ -27,4 +30,7 @@ export const migrationsList = [
   { name: 'Migration20261129000000_list_usage', class: Migration20261129000000_list_usage },
   { name: 'Migration20261129000100_skip_trace_jobs', class: Migration20261129000100_skip_trace_jobs },
   { name: 'Migration20261129000200_webhooks', class: Migration20261129000200_webhooks },
+  { name: 'Migration20261129000300_notification_archive', class: Migration20261129000300_notification_archive },
+  { name: 'Migration20261129000400_read_marks', class: Migration20261129000400_read_marks },
+  { name: 'Migration20261129000500_notification_expiry', class: Migration20261129000500_notification_expiry },
 ];

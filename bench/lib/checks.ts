@@ -29,7 +29,7 @@ export async function checkCounts(url: string, serviceUrl: string, f: Fixture): 
         const { rows } = await client.query<TypeCounts>(
           `select notification_type as "notificationType", count(*) filter (where not is_seen)::int as "unreadCount",
                   count(*) filter (where is_seen)::int as "readCount"
-             from notifications where user_id = $1 and ($2::text is null or notification_type = $2)
+             from notification_states() where archived_at is null and user_id = $1 and ($2::text is null or notification_type = $2)
             group by notification_type order by notification_type`,
           [u.userId, type],
         );

@@ -27,6 +27,7 @@ import { startIdempotencySweeper } from '../skip-trace/idempotency/idempotency-s
 import { startWebhookWorker } from '../webhooks/webhook-worker.js';
 import { createWebhookUrlGuard, type Resolve } from '../webhooks/webhook-url.js';
 import { webhookSecretRoute } from '../http/rest/routes/webhook-secret.route.js';
+import { startFeedSweeper } from '../notifications/feed-sweeper.js';
 import type { Services } from '../schema/context.js';
 import { createTraceCoordinator } from '../skip-trace/trace-coordinator.js';
 import { createHttpProvider } from '../skip-trace/providers/http-provider.js';
@@ -83,13 +84,14 @@ export async function buildApp(
   registerRoutes(http, services, registry);
   const idempotencySweeper = startIdempotencySweeper(database.sql, config.skipTrace.idempotencySweep, log);
   const webhookWorker = startWebhookWorker(database.sql, config.webhooks, log, services.webhookUrls.options);
+  const feedSweeper = startFeedSweeper({ db: database.sql, events: services.notificationEvents, log }, config.notificationSweep);
   return {
     http,
     services,
     database,
     close: async () => {
       // Job items still running past the grace keep their leases, which run out for another instance to claim them.
-      await Promise.all([idempotencySweeper.stop(), webhookWorker.stop(), services.jobWorker.stop()]);
+      await Promise.all([idempotencySweeper.stop(), feedSweeper.stop(), webhookWorker.stop(), services.jobWorker.stop()]);
       await closeHttp(http, services);
       // Traces that outlived their callers (timeouts) may still be writing their results.
       await Promise.allSettled(services.traces.pending());

@@ -50,6 +50,9 @@ const envSchema = z.object({
   SKIPTRACE_TIMEOUT_MS: int(30000),
   SKIPTRACE_BATCH_CONCURRENCY: int(10),
   MARKS_MAX_IN_FLIGHT_PER_USER: int(4),
+  NOTIFICATION_RETENTION_DAYS: int(365, 0),
+  NOTIFICATION_SWEEP_INTERVAL_MS: int(15000),
+  NOTIFICATION_SWEEP_BATCH: int(500),
   SKIPTRACE_CACHE_TTL_DAYS: int(90),
   SKIPTRACE_IDEMPOTENCY_SWEEP_INTERVAL_MS: int(60000),
   SKIPTRACE_IDEMPOTENCY_SWEEP_BATCH: int(1000),
@@ -108,6 +111,11 @@ export interface Config {
     /** A user's marks waiting for their turn on this instance (behind the one running); the next is refused. */
     marksMaxInFlightPerUser: number;
   };
+  /**
+   * The feed's sweep: expired rows and rows older than `retentionDays` (0: kept for ever) are
+   * deleted every `intervalMs`, at most `batch` of each per statement.
+   */
+  notificationSweep: { retentionDays: number; intervalMs: number; batch: number };
   skipTrace: {
     cacheTtlDays: number;
     /** Expired Idempotency-Keys (kept 24 h) are deleted this often, at most `batch` rows per statement. */
@@ -188,6 +196,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       skipTraceBatchConcurrency: env.SKIPTRACE_BATCH_CONCURRENCY,
       maxKeysPerUser: env.MAX_KEYS_PER_USER,
       marksMaxInFlightPerUser: env.MARKS_MAX_IN_FLIGHT_PER_USER,
+    },
+    notificationSweep: {
+      retentionDays: env.NOTIFICATION_RETENTION_DAYS,
+      intervalMs: env.NOTIFICATION_SWEEP_INTERVAL_MS,
+      batch: env.NOTIFICATION_SWEEP_BATCH,
     },
     skipTrace: skipTraceConfig(env),
     webhooks: {

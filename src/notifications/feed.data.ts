@@ -27,6 +27,7 @@ export interface NotificationView {
   callId: string | null;
   actionType: string | null;
   actionTargetId: string | null;
+  archivedAt: Date | null;
 }
 
 export interface NotificationCounts {
@@ -39,6 +40,8 @@ export interface FeedConditions {
   type: string | null;
   seen: boolean | null;
   search: string | null;
+  /** true: only archived rows; false: only rows that are not. */
+  archived: boolean;
 }
 
 /** A row to insert; the service fills in `createdAt` when its caller did not. */
@@ -56,10 +59,28 @@ export interface NewNotification {
   actionType?: string | null;
   actionTargetId?: string | null;
   createdAt: Date;
+  /** Deleted once past (and never shown from then on); null: kept as long as the retention allows. */
+  expiresAt?: Date | null;
 }
 
-const COLUMNS = raw(`id, notification_type, is_seen, title, body, created_at, seen_at,
-  contact_id, deal_id, note_id, reply_id, task_id, call_id, action_type, action_target_id`);
+const INSERTED = `id, notification_type, is_seen, title, body, created_at, seen_at,
+  contact_id, deal_id, note_id, reply_id, task_id, call_id, action_type, action_target_id`;
+const INSERTED_COLUMNS = raw(INSERTED);
+/** A row as callers see it: `n` the row, `s` its state through the user's mark-alls (`STATE`). */
+const COLUMNS = raw(`n.id, n.notification_type, s.is_seen, n.title, n.body, n.created_at, s.seen_at,
+  n.contact_id, n.deal_id, n.note_id, n.reply_id, n.task_id, n.call_id, n.action_type, n.action_target_id, n.archived_at`);
+
+/**
+ * Whether a row is read, and since when: its own state, unless a mark-all made after the row was
+ * last marked by id covers it (see the read marks migration). `STATE` joins it as `s` to rows `n`.
+ */
+const seenState = (row: string) =>
+  raw(
+    `notification_seen_state(${['user_id', 'notification_type', 'inserted_xid', 'mark_gen', 'archived_at', 'is_seen', 'seen_at']
+      .map((column) => `${row}${column}`)
+      .join(', ')})`,
+  );
+const STATE = raw(`cross join lateral ${seenState('n.').sql} s`);
 
 interface NotificationRow {
   id: string;
@@ -77,6 +98,7 @@ interface NotificationRow {
   call_id: string | null;
   action_type: string | null;
   action_target_id: string | null;
+  archived_at: Date | string | null;
 }
 
 function toNotification(row: NotificationRow): NotificationView {
@@ -96,16 +118,34 @@ function toNotification(row: NotificationRow): NotificationView {
     callId: row.call_id,
     actionType: row.action_type,
     actionTargetId: row.action_target_id,
+    archivedAt: row.archived_at === null ? null : toDate(row.archived_at),
   };
 }
 
 const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** An expired row is never shown, from its `expires_at` on, whether or not the sweep has deleted it yet. */
+const NOT_EXPIRED = raw('(expires_at is null or expires_at > now())');
+
+/**
+ * The user's counter rows (of one type) less the expired rows the sweep has not deleted yet, so
+ * counts leave a row out from the moment it expires: a probe of a partial index, empty for users
+ * without expiring rows.
+ */
+const liveCounters = (userId: string, type: string | null) =>
+  sql`select c.notification_type, c.unread_count - coalesce(x.unread, 0) as unread_count, c.read_count - coalesce(x.read, 0) as read_count
+        from notification_counters c left join (
+          select n.notification_type, count(*) filter (where not s.is_seen) as unread, count(*) filter (where s.is_seen) as read
+            from notifications n ${STATE}
+           where n.user_id = ${userId} and n.expires_at <= now() and n.archived_at is null group by n.notification_type
+        ) x on x.notification_type = c.notification_type
+       where c.user_id = ${userId}${type !== null ? sql` and c.notification_type = ${type}` : empty}`;
+
 /** The user's rows matching a filter (the seen filter too, unless `withSeen` is false). */
 function matching(userId: string, filter: FeedConditions, withSeen = true): Statement {
-  const conditions = [sql`user_id = ${userId}`];
+  const conditions = [sql`user_id = ${userId}`, raw(filter.archived ? 'archived_at is not null' : 'archived_at is null'), NOT_EXPIRED];
   if (filter.type !== null) conditions.push(sql`notification_type = ${filter.type}`);
-  if (withSeen && filter.seen !== null) conditions.push(sql`is_seen = ${filter.seen}`);
+  if (withSeen && filter.seen !== null) conditions.push(sql`s.is_seen = ${filter.seen}`);
   if (filter.search !== null) {
     const pattern = likePattern(filter.search);
     conditions.push(sql`(title ilike ${pattern} escape '\\' or body ilike ${pattern} escape '\\')`);
@@ -135,8 +175,7 @@ interface CounterRow {
  */
 export async function counterTotals(db: Db, userId: string, type: string | null): Promise<NotificationCountsByType> {
   const rows = await db.rows<CounterRow>(
-    sql`select notification_type, unread_count, read_count from notification_counters
-         where user_id = ${userId}${type !== null ? sql` and notification_type = ${type}` : empty} order by notification_type`,
+    sql`select notification_type, unread_count, read_count from (${liveCounters(userId, type)}) live order by notification_type`,
   );
   return sumCounterRows(
     rows.map((row) => ({
@@ -168,7 +207,9 @@ export interface FeedRows {
 /**
  * Up to `limit` matching rows after `after`, newest first (keyset on created_at desc, id desc),
  * and the filter's totals, in one statement: one round trip for the page and its numbers. The
- * limit is written into the text, so the planner knows how few rows it needs.
+ * limit is written into the text, so the planner knows how few rows it needs; no more rows than
+ * the total are looked for, so a seen filter that matches nothing (read through the marks, it has
+ * no index) reads no row.
  */
 export async function selectFeedPage(
   db: Db,
@@ -180,9 +221,9 @@ export async function selectFeedPage(
   const rows = await db.rows<NotificationRow & { total: number; unread: number }>(
     sql`with t as (${totals(userId, filter)})
         select t.total, t.unread, n.* from t left join lateral (
-          select ${COLUMNS} from notifications
+          select ${COLUMNS} from notifications n ${STATE}
            where ${matching(userId, filter)}${after ? sql` and (created_at, id) < (${after.createdAt}, ${after.id})` : empty}
-           order by created_at desc, id desc limit ${raw(String(limit))}) n on true
+           order by created_at desc, id desc limit least(${raw(String(limit))}, t.total)) n on true
          order by n.created_at desc, n.id desc`,
   );
   return {
@@ -197,14 +238,14 @@ export async function selectFeedPage(
  * search term, counted over the matching rows themselves (served by the trigram indexes).
  */
 function totals(userId: string, filter: FeedConditions): Statement {
-  if (filter.search !== null)
-    return sql`select count(*) filter (where ${filter.seen === null ? raw('true') : sql`is_seen = ${filter.seen}`})::int as total,
-                      count(*) filter (where not is_seen)::int as unread
-                 from notifications where ${matching(userId, filter, false)}`;
+  // Counter rows count only rows that are not archived: archived ones are counted where they are.
+  if (filter.search !== null || filter.archived)
+    return sql`select count(*) filter (where ${filter.seen === null ? raw('true') : sql`s.is_seen = ${filter.seen}`})::int as total,
+                      count(*) filter (where not s.is_seen)::int as unread
+                 from notifications n ${STATE} where ${matching(userId, filter, false)}`;
   const total = raw(filter.seen === null ? 'unread_count + read_count' : filter.seen ? 'read_count' : 'unread_count');
   return sql`select coalesce(sum(${total}), 0)::int as total, coalesce(sum(unread_count), 0)::int as unread
-               from notification_counters
-              where user_id = ${userId}${filter.type !== null ? sql` and notification_type = ${filter.type}` : empty}`;
+               from (${liveCounters(userId, filter.type)}) live`;
 }
 
 /**
@@ -225,6 +266,13 @@ function totals(userId: string, filter: FeedConditions): Statement {
 const userWriteLock = (userId: string) =>
   sql`serialized as materialized (select pg_advisory_xact_lock(${raw(String(0x6e6f7466))}, hashtext(${userId}::text)))`;
 
+/**
+ * A row marked by id or archived takes the latest mark-all's number: its own state is its state
+ * until a later mark-all covers it. Counter rows change only under the user's lock, held here.
+ */
+const currentMarkGen = raw(`(select c.mark_gen from notification_counters c
+  where c.user_id = notifications.user_id and c.notification_type = notifications.notification_type)`);
+
 /** `now()` when marking read, null when marking unread. */
 const seenAtFor = (isSeen: boolean) => raw(isSeen ? 'now()' : 'null');
 
@@ -236,8 +284,23 @@ const seenAtFor = (isSeen: boolean) => raw(isSeen ? 'now()' : 'null');
 export async function updateSeen(db: Db, userId: string, ids: readonly string[], isSeen: boolean): Promise<string[]> {
   const rows = await db.rows<{ id: string }>(
     sql`with ${userWriteLock(userId)}
-        update notifications set is_seen = ${isSeen}, seen_at = ${seenAtFor(isSeen)} from serialized
-         where user_id = ${userId} and id = any(${pgTextArray(ids)}::uuid[]) and is_seen <> ${isSeen} returning id`,
+        update notifications set is_seen = ${isSeen}, seen_at = ${seenAtFor(isSeen)}, mark_gen = ${currentMarkGen} from serialized
+         where user_id = ${userId} and id = any(${pgTextArray(ids)}::uuid[]) and (${seenState('')}).is_seen <> ${isSeen} returning id`,
+  );
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Archives (or restores) the user's rows among `ids`, under the same user lock as marks; returns
+ * the ids of the rows whose state changed. The counter trigger takes an archived row out of the
+ * badge numbers and puts a restored one back.
+ */
+export async function updateArchived(db: Db, userId: string, ids: readonly string[], archived: boolean): Promise<string[]> {
+  const rows = await db.rows<{ id: string }>(
+    sql`with ${userWriteLock(userId)}
+        update notifications set archived_at = ${raw(archived ? 'now()' : 'null')}, mark_gen = ${currentMarkGen},
+               (is_seen, seen_at) = (select s.is_seen, s.seen_at from ${seenState('')} s) from serialized
+         where user_id = ${userId} and id = any(${pgTextArray(ids)}::uuid[]) and archived_at is ${raw(archived ? 'null' : 'not null')} returning id`,
   );
   return rows.map((row) => row.id);
 }
@@ -261,14 +324,15 @@ export async function currentSnapshot(db: Db): Promise<string> {
 }
 
 /**
- * Sets the seen state of every row of the user's (of one type, when `type` is set) that is not in
- * it yet, in one statement, hence one transaction, whatever the feed size.
+ * Sets the seen state of every row of the user's (of one type, when `type` is set) that is not
+ * archived and not in it yet, at the same cost whatever the feed size: `notification_mark_all`
+ * records a read mark per type and moves the counter rows, rewriting no row (see the read marks
+ * migration for the lock order and what a mark covers).
  *
- * Rows published while it runs are untouched: under READ COMMITTED the statement's snapshot is
- * taken before it waits for the user's lock or any row, and an UPDATE re-checks rows its scan
- * found but never adds rows that snapshot did not hold. A call that waited for its turn passes
- * `asOf`, the snapshot taken when it arrived: rows inserted by transactions it does not see are
- * skipped too. No timestamps are compared, since a backfill may set them in the past.
+ * Rows published while it runs are untouched: the mark covers the rows of `asOf`, the snapshot a
+ * call that waited for its turn took as it arrived, or else the snapshot the statement takes
+ * before it waits for the user's lock. No timestamps are compared, since a backfill may set them
+ * in the past. The changed rows are named only when a few of the newest rows hold them all.
  */
 export async function updateAllSeen(
   db: Db,
@@ -276,20 +340,13 @@ export async function updateAllSeen(
   mark: { type: string | null; isSeen: boolean; asOf: string | null },
 ): Promise<FeedMarkOutcome> {
   const { type, isSeen, asOf } = mark;
-  const rows = await db.rows<{ updated: number; ids: string[] | null }>(
-    sql`with ${userWriteLock(userId)},
-        updated as (
-          update notifications set is_seen = ${isSeen}, seen_at = ${seenAtFor(isSeen)} from serialized
-           where user_id = ${userId} and is_seen = ${!isSeen}${type !== null ? sql` and notification_type = ${type}` : empty}${
-             asOf !== null ? sql` and (inserted_xid is null or pg_visible_in_snapshot(inserted_xid, ${asOf}::pg_snapshot))` : empty
-           }
-           returning id)
-        select (select count(*) from updated)::int as updated,
-               (select array_agg(id::text) from (select id from updated limit ${raw(String(CHANGED_IDS_LISTED_MAX + 1))}) listed) as ids`,
+  const rows = await db.rows<{ updated: number | string; ids: string[] | null }>(
+    sql`select m.updated, m.ids::text[] as ids
+          from notification_mark_all(${userId}::uuid, ${type}::text, ${isSeen}, ${asOf}::pg_snapshot) m`,
   );
   const updatedCount = Number(rows[0]?.updated ?? 0);
-  const ids = rows[0]?.ids ?? [];
-  return { updatedCount, notificationIds: ids.length <= CHANGED_IDS_LISTED_MAX ? ids : null };
+  const ids = rows[0]?.ids ?? null;
+  return { updatedCount, notificationIds: ids && ids.length <= CHANGED_IDS_LISTED_MAX ? ids : null };
 }
 
 /**
@@ -303,7 +360,7 @@ export async function markSeenAtCreation(em: Em, userId: string, ids: readonly s
   await inUnitOfWork(
     em,
     sql`with ${userWriteLock(userId)}
-        update notifications set is_seen = true, seen_at = created_at from serialized
+        update notifications set is_seen = true, seen_at = created_at, mark_gen = ${currentMarkGen} from serialized
          where user_id = ${userId} and id = any(${pgTextArray(ids)}::uuid[])`,
   );
 }
@@ -348,12 +405,30 @@ export async function insertNotifications(em: Em, inputs: readonly NewNotificati
     callId: input.callId ?? null,
     actionType: input.actionType ?? null,
     actionTargetId: input.actionTargetId ?? null,
+    archivedAt: null,
   }));
   const values = views.map(
     (n, i) =>
       sql`(${inputs[i].userId}, ${n.id}, ${n.notificationType}, false, ${n.title}, ${n.body}, ${n.createdAt}, null, ${n.contactId},
-           ${n.dealId}, ${n.noteId}, ${n.replyId}, ${n.taskId}, ${n.callId}, ${n.actionType}, ${n.actionTargetId})`,
+           ${n.dealId}, ${n.noteId}, ${n.replyId}, ${n.taskId}, ${n.callId}, ${n.actionType}, ${n.actionTargetId}, ${inputs[i].expiresAt ?? null})`,
   );
-  await inUnitOfWork(em, sql`insert into notifications (user_id, ${COLUMNS}) values ${join(values)}`);
+  await inUnitOfWork(em, sql`insert into notifications (user_id, ${INSERTED_COLUMNS}, expires_at) values ${join(values)}`);
   return views;
+}
+
+/** What one batch of the sweep deleted, per user. */
+export interface SweptRows {
+  userId: string;
+  deleted: number;
+}
+
+/**
+ * One bounded batch of the expiry and retention sweep (`notification_sweep`, in the expiry
+ * migration): nothing unless this instance holds the sweep's lease for the batch.
+ */
+export async function sweepBatch(db: Db, retentionCutoff: Date | null, limit: number): Promise<SweptRows[]> {
+  const rows = await db.rows<{ swept_user: string; deleted: number | string }>(
+    sql`select swept_user, deleted from notification_sweep(${retentionCutoff?.toISOString() ?? null}::timestamptz, ${limit}::int)`,
+  );
+  return rows.map((row) => ({ userId: row.swept_user, deleted: Number(row.deleted) }));
 }

@@ -14,6 +14,7 @@ import {
   notificationTypeCatalog,
   selectFeedPage,
   updateAllSeen,
+  updateArchived,
   updateSeen,
   type FeedConditions,
   type FeedMarkOutcome,
@@ -34,6 +35,8 @@ export interface FeedFilter {
   seen?: boolean | null;
   /** Case-insensitive substring of title or body; `%` and `_` are literal. */
   searchTerm?: string | null;
+  /** true: only archived rows; omitted or false: only rows that are not archived. */
+  archived?: boolean | null;
 }
 
 export interface FeedPage {
@@ -52,7 +55,7 @@ function normalizeFilter(filter: FeedFilter): FeedConditions {
       { path: 'searchTerm', message: `must be at most ${SEARCH_TERM_MAX_LENGTH} characters` },
     ]);
   }
-  return { type, seen: filter.seen ?? null, search };
+  return { type, seen: filter.seen ?? null, search, archived: filter.archived === true };
 }
 
 /** The caller's badge numbers, in total and per type; an empty type filter counts every type. */
@@ -82,14 +85,35 @@ export async function markNotifications(
   notificationIds: readonly string[],
   isSeen: boolean,
 ): Promise<string[]> {
+  const ids = callerIds(notificationIds);
+  if (ids.length === 0) return [];
+  return inTurn(writer, placeInQueue(writer), () => updateSeen(db, writer.userId, ids, isSeen));
+}
+
+/** The distinct well-formed ids among at most MARK_IDS_MAX, lower-cased and sorted; malformed ones are ignored. */
+function callerIds(notificationIds: readonly string[]): string[] {
   if (notificationIds.length > MARK_IDS_MAX) {
     throw badInput(`notificationIds may hold at most ${MARK_IDS_MAX} ids.`, [
       { path: 'notificationIds', message: `must hold at most ${MARK_IDS_MAX} ids` },
     ]);
   }
-  const ids = [...new Set(notificationIds.filter(isUuid).map((id) => id.toLowerCase()))].sort();
+  return [...new Set(notificationIds.filter(isUuid).map((id) => id.toLowerCase()))].sort();
+}
+
+/**
+ * Archives (`archived` true) or restores the caller's own rows, in the same per-user turn as its
+ * marks; ids of other users, unknown and malformed ids are silently ignored. Returns the ids of
+ * the rows whose state changed.
+ */
+export async function archiveNotifications(
+  db: Db,
+  writer: FeedWriter,
+  notificationIds: readonly string[],
+  archived: boolean,
+): Promise<string[]> {
+  const ids = callerIds(notificationIds);
   if (ids.length === 0) return [];
-  return inTurn(writer, placeInQueue(writer), () => updateSeen(db, writer.userId, ids, isSeen));
+  return inTurn(writer, placeInQueue(writer), () => updateArchived(db, writer.userId, ids, archived));
 }
 
 /**
@@ -127,6 +151,7 @@ export async function publishNotifications(em: Em, inputs: readonly PublishNotif
       { path: 'input', message: `must hold at most ${PUBLISH_MAX} items` },
     ]);
   if (inputs.length === 0) return [];
+  const now = Date.now();
   const details: { path: string; message: string }[] = [];
   const [knownTypes, knownUsers] = await Promise.all([
     knownNotificationTypes(
@@ -141,10 +166,11 @@ export async function publishNotifications(em: Em, inputs: readonly PublishNotif
     if (!isUuid(input.userId) || !knownUsers.has(input.userId.toLowerCase()))
       details.push({ path: `input.${i}.userId`, message: 'is not a known user' });
     if (!input.title.trim()) details.push({ path: `input.${i}.title`, message: 'must not be blank' });
+    if (input.expiresAt && input.expiresAt.getTime() <= now)
+      details.push({ path: `input.${i}.expiresAt`, message: 'must be in the future' });
   });
   if (details.length) throw badInput('Some notifications cannot be published.', details);
 
-  const now = Date.now();
   return insertNotifications(
     em,
     inputs.map((input) => ({ ...input, userId: input.userId.toLowerCase(), createdAt: input.createdAt ?? new Date(now) })),

@@ -11,6 +11,7 @@ import {
   countNotifications,
   listNotifications,
   markAllNotifications,
+  archiveNotifications,
   markNotifications,
   publishNotifications,
   type FeedPage,
@@ -37,6 +38,7 @@ export const NotificationRef = builder.objectRef<NotificationView>('Notification
     callId: t.exposeString('callId', { nullable: true }),
     actionType: t.exposeString('actionType', { nullable: true, description: 'Used for deep-linking.' }),
     actionTargetId: t.exposeString('actionTargetId', { nullable: true, description: 'Used for deep-linking.' }),
+    archivedAt: t.expose('archivedAt', { type: 'DateTime', nullable: true, description: 'When it was archived; null unless archived.' }),
   }),
 });
 
@@ -98,6 +100,7 @@ builder.queryFields((t) => ({
     args: {
       notificationTypeFilter: t.arg.string({ description: 'Exact notification type; unknown values give an empty feed.' }),
       seen: t.arg.boolean({ description: 'true: read only; false: unread only; omitted: both.' }),
+      archived: t.arg.boolean({ description: 'true: only archived notifications; omitted or false: only those not archived.' }),
       searchTerm: t.arg.string({
         description: 'Case-insensitive substring of title or body.',
         ...constraints({ maxLength: SEARCH_TERM_MAX_LENGTH }),
@@ -139,6 +142,11 @@ const PublishNotificationInput = builder.inputType('PublishNotificationInput', {
     actionType: t.string(),
     actionTargetId: t.string(),
     createdAt: t.field({ type: 'DateTime', description: 'For backfills; defaults to now.' }),
+    expiresAt: t.field({
+      type: 'DateTime',
+      description:
+        'When it stops being shown (it is deleted within a minute); must be in the future. Omitted: kept for the retention period.',
+    }),
   }),
 });
 
@@ -192,6 +200,24 @@ builder.mutationFields((t) => ({
       // In input order, one per input (publishNotifications inserts all or nothing).
       await ctx.services.notificationEvents.created(published.map((notification, i) => ({ userId: inputs[i].userId, notification })));
       return published;
+    },
+  }),
+}));
+
+/** Archives queue with the user's marks (`FeedWrites`) and change counts as marks do. */
+builder.mutationFields((t) => ({
+  archiveNotifications: t.withAuth({ WRITE: true }).field({
+    type: MarkNotificationsReadResultRef,
+    description:
+      'archived true archives, false restores. An archived notification leaves the feed, its counts and mark-all until restored. Ids of other users, unknown and malformed ids are ignored.',
+    args: {
+      notificationIds: t.arg.idList({ required: true, ...constraints({ maxItems: MARK_IDS_MAX }) }),
+      archived: t.arg.boolean({ required: true }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const changed = await archiveNotifications(ctx.db.sql, writerOf(ctx), args.notificationIds.map(String), args.archived);
+      await ctx.services.notificationEvents.updated(ctx.principal.userId, changed);
+      return { updatedCount: changed.length };
     },
   }),
 }));

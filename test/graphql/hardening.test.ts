@@ -196,6 +196,7 @@ describe('documents that must keep working', () => {
       getNotificationCounts: {},
       listNotifications: { limit: 1 },
       markNotificationsRead: { notificationIds: [], isSeen: true },
+      archiveNotifications: { notificationIds: [], archived: true },
       viewer: {},
       markAllNotificationsRead: { isSeen: false, notificationTypeFilter: 'no_such_type' },
       watchNotifications: {},

@@ -47,6 +47,7 @@ describe('discovery', () => {
     expect(result.status).toBe(200);
     const byId = Object.fromEntries(result.body.operations.map((op: any) => [op.operationId, op]));
     expect(Object.keys(byId).sort()).toEqual([
+      'archiveNotifications',
       'getAvailableNotificationTypes',
       'getNotificationCounts',
       'listNotifications',
@@ -59,6 +60,7 @@ describe('discovery', () => {
     expect(byId.viewer).toMatchObject({ scope: 'READ', type: 'query' });
     expect(byId.markNotificationsRead).toMatchObject({ scope: 'WRITE', type: 'mutation' });
     expect(byId.markAllNotificationsRead).toMatchObject({ scope: 'WRITE', type: 'mutation' });
+    expect(byId.archiveNotifications).toMatchObject({ scope: 'WRITE', type: 'mutation' });
     expect(byId.getNotificationCounts).toMatchObject({ scope: 'READ', type: 'query' });
     expect(byId.watchNotifications).toMatchObject({ scope: 'READ', type: 'subscription' });
     for (const op of Object.values<any>(byId)) {
@@ -73,6 +75,10 @@ describe('discovery', () => {
     expect(byId.markNotificationsRead.variables.required.sort()).toEqual(['isSeen', 'notificationIds']);
     expect(byId.markNotificationsRead.variables.properties.notificationIds).toMatchObject({ type: 'array', maxItems: 500 });
     expect(byId.markAllNotificationsRead.variables.required).toEqual(['isSeen']);
+    expect(byId.archiveNotifications.variables.required.sort()).toEqual(['archived', 'notificationIds']);
+    expect(byId.archiveNotifications.variables.properties.notificationIds).toMatchObject({ type: 'array', maxItems: 500 });
+    expect(Object.keys(byId.archiveNotifications.result.properties).sort()).toEqual(['success', 'updatedCount']);
+    expect(byId.listNotifications.variables.properties.archived).toMatchObject({ type: ['boolean', 'null'] });
     expect(Object.keys(byId.markAllNotificationsRead.variables.properties).sort()).toEqual(['isSeen', 'notificationTypeFilter']);
     expect(Object.keys(byId.markAllNotificationsRead.result.properties).sort()).toEqual(['success', 'updatedCount']);
     expect(Object.keys(byId.listNotifications.result.properties).sort()).toEqual(['hasUnread', 'nextCursor', 'notifications', 'total']);

@@ -49,7 +49,7 @@ async function counterDrift() {
       from notification_counters c
       full join (select user_id, notification_type, count(*) filter (where not is_seen)::int as unread,
                         count(*) filter (where is_seen)::int as read
-                   from notifications group by user_id, notification_type) r
+                   from notification_states() where archived_at is null group by user_id, notification_type) r
         on r.user_id = c.user_id and r.notification_type = c.notification_type
      where coalesce(c.unread_count, 0) <> coalesce(r.unread, 0) or coalesce(c.read_count, 0) <> coalesce(r.read, 0)`);
 }
@@ -301,7 +301,7 @@ describe.skipIf(!process.env.DATABASE_URL)('partitioning notifications by hash (
 
       const c = await counts(0);
       const [recount] = await rows(
-        `select count(*) filter (where not is_seen)::int as unread, count(*) filter (where is_seen)::int as read from notifications where user_id = $1`,
+        `select count(*) filter (where not is_seen)::int as unread, count(*) filter (where is_seen)::int as read from notification_states() where user_id = $1`,
         [heavy],
       );
       expect({ unread: c.unreadCount, read: c.readCount }).toEqual(recount);

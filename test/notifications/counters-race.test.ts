@@ -62,7 +62,9 @@ async function mark(user: Provisioned, notificationIds: string[], isSeen: boolea
 }
 
 async function rowState(userId: string) {
-  const rows = await service.sql<{ id: string; is_seen: boolean }>('select id, is_seen from notifications where user_id = ?', [userId]);
+  const rows = await service.sql<{ id: string; is_seen: boolean }>('select id, is_seen from notification_states() where user_id = ?', [
+    userId,
+  ]);
   return new Map(rows.map((r) => [r.id, r.is_seen]));
 }
 
@@ -138,14 +140,14 @@ it('keeps counts exact and updatedCount free of double counting under concurrent
   // (a) Counts equal the rows, in total and per type.
   expect(state.size).toBe(400 + batches.flat().length);
   const [truth] = await service.sql<{ unread: number; read: number }>(
-    'select (count(*) filter (where not is_seen))::int as unread, (count(*) filter (where is_seen))::int as read from notifications where user_id = ?',
+    'select (count(*) filter (where not is_seen))::int as unread, (count(*) filter (where is_seen))::int as read from notification_states() where user_id = ?',
     [user.userId],
   );
   expect(Number(truth.unread) + Number(truth.read)).toBe(550);
 
   const perTypeRows = await service.sql<{ notification_type: string; unread: number; read: number }>(
     `select notification_type, (count(*) filter (where not is_seen))::int as unread, (count(*) filter (where is_seen))::int as read
-       from notifications where user_id = ? group by notification_type`,
+       from notification_states() where user_id = ? group by notification_type`,
     [user.userId],
   );
   const counterRows = await service.sql<{ notification_type: string; unread_count: number; read_count: number }>(
@@ -223,7 +225,7 @@ it('answers 200 to every request and keeps counts exact when large marks by id, 
 
   const perType = await service.sql<{ notification_type: string; unread: number; read: number }>(
     `select notification_type, (count(*) filter (where not is_seen))::int as unread, (count(*) filter (where is_seen))::int as read
-       from notifications where user_id = ? group by notification_type order by notification_type`,
+       from notification_states() where user_id = ? group by notification_type order by notification_type`,
     [user.userId],
   );
   const byType = perType.map((r) => ({ notificationType: r.notification_type, unreadCount: Number(r.unread), readCount: Number(r.read) }));
@@ -256,7 +258,7 @@ it('keeps counts exact when notifications are deleted, and a user who has notifi
   // Deletes by the trigger's delete branch: one of each state, in two types, in one statement.
   await service.sql('delete from notifications where id = any(?::uuid[])', [`{${[ids[0], ids[5], ids[7]].join(',')}}`]);
   const counts = await service.call(user.key, { operationId: 'getNotificationCounts' });
-  const rows = await service.sql<{ is_seen: boolean }>('select is_seen from notifications where user_id = ?', [user.userId]);
+  const rows = await service.sql<{ is_seen: boolean }>('select is_seen from notification_states() where user_id = ?', [user.userId]);
   expect(counts.body.data).toMatchObject({
     unreadCount: rows.filter((r) => !r.is_seen).length,
     readCount: rows.filter((r) => r.is_seen).length,

@@ -157,6 +157,7 @@ const FIELDS = [
   'callId',
   'actionType',
   'actionTargetId',
+  'archivedAt',
 ];
 const RELATED = ['contactId', 'dealId', 'noteId', 'replyId', 'taskId', 'callId', 'actionType', 'actionTargetId'] as const;
 
@@ -207,7 +208,7 @@ describe('listNotifications: order and row shape', () => {
       expect(typeof row.body).toBe('string');
     }
     const [first, second] = page.notifications;
-    expect(first).toEqual({ id: fullId, isSeen: false, seenAt: null, ...full });
+    expect(first).toEqual({ id: fullId, isSeen: false, seenAt: null, archivedAt: null, ...full });
     expect(second.id).toBe(bareId);
     for (const field of RELATED) expect(second[field], field).toBeNull();
     expect(second).toMatchObject({

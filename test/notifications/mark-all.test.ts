@@ -48,7 +48,7 @@ async function counts(user: Provisioned, notificationTypeFilter?: string) {
 async function recount(userId: string) {
   const rows = await service.sql<{ notification_type: string; unread: number; read: number }>(
     `select notification_type, (count(*) filter (where not is_seen))::int as unread, (count(*) filter (where is_seen))::int as read
-       from notifications where user_id = ? group by notification_type order by notification_type`,
+       from notification_states() where user_id = ? group by notification_type order by notification_type`,
     [userId],
   );
   const byType = rows.map((r) => ({ notificationType: r.notification_type, unreadCount: Number(r.unread), readCount: Number(r.read) }));
@@ -61,7 +61,7 @@ async function recount(userId: string) {
 
 async function seenState(userId: string) {
   const rows = await service.sql<{ id: string; is_seen: boolean; seen_at: Date | string | null }>(
-    'select id, is_seen, seen_at from notifications where user_id = ?',
+    'select id, is_seen, seen_at from notification_states() where user_id = ?',
     [userId],
   );
   return new Map(rows.map((r) => [r.id, { isSeen: r.is_seen, seenAt: r.seen_at }]));

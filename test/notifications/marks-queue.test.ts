@@ -57,7 +57,7 @@ async function countsAndRecount(user: Provisioned) {
   const counts = await service.call(user.key, { operationId: 'getNotificationCounts', variables: {} });
   const rows = await service.sql<{ notification_type: string; unread: number; read: number }>(
     `select notification_type, (count(*) filter (where not is_seen))::int as unread, (count(*) filter (where is_seen))::int as read
-       from notifications where user_id = ? group by notification_type order by notification_type`,
+       from notification_states() where user_id = ? group by notification_type order by notification_type`,
     [user.userId],
   );
   const byType = rows.map((r) => ({ notificationType: r.notification_type, unreadCount: Number(r.unread), readCount: Number(r.read) }));
@@ -185,7 +185,7 @@ describe.skipIf(!process.env.DATABASE_URL)('a full queue, held by a mark waiting
         await lock.release();
       }
       // Exactly the accepted marks ran: the callers that left wrote nothing, the refused nothing.
-      const read = await service.sql<{ id: string }>('select id from notifications where user_id = ? and is_seen', [user.userId]);
+      const read = await service.sql<{ id: string }>('select id from notification_states() where user_id = ? and is_seen', [user.userId]);
       expect(read.map((r) => r.id).sort()).toEqual([ids[0], ids[1], ids[2], ids[6], ids[7]].sort());
       const { counts, recount } = await countsAndRecount(user);
       expect(counts).toEqual(recount);

@@ -114,7 +114,7 @@ async function expectConsistent() {
             coalesce(c.read_count, 0) as c_read, coalesce(n.read, 0)::int as read
        from (select * from notification_counters where user_id = $1) c
        full join (select notification_type, count(*) filter (where not is_seen) as unread, count(*) filter (where is_seen) as read
-                    from notifications where user_id = $1 group by notification_type) n on n.notification_type = c.notification_type`,
+                    from notification_states() where user_id = $1 group by notification_type) n on n.notification_type = c.notification_type`,
     [org.userId],
   );
   for (const row of counters.rows) expect([row.c_unread, row.c_read]).toEqual([row.unread, row.read]);

@@ -122,7 +122,7 @@ it('keeps another organization at its usual latency while one WRITE key sends 40
   // The counts are exact afterwards.
   const counts = await call(attacker.key, 'getNotificationCounts', {});
   const truth = await db.query(
-    'select (count(*) filter (where not is_seen))::int as unread, (count(*) filter (where is_seen))::int as read from notifications where user_id = $1',
+    'select (count(*) filter (where not is_seen))::int as unread, (count(*) filter (where is_seen))::int as read from notification_states() where user_id = $1',
     [attacker.userId],
   );
   expect(counts.body.data).toMatchObject({ unreadCount: truth.rows[0].unread, readCount: truth.rows[0].read });

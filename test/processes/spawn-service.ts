@@ -66,6 +66,8 @@ async function startProcess(env: Record<string, string>) {
       INTERNAL_API_TOKEN: platformToken,
       HOST: '127.0.0.1',
       PORT: String(port),
+      // Tests backfill rows dated long ago: the retention sweep is tested on its own.
+      NOTIFICATION_RETENTION_DAYS: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

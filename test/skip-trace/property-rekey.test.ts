@@ -4,10 +4,9 @@
  * one address merge without losing an owner, and the stored keys are the ones an import now
  * writes. Runs on PostgreSQL (a database of its own) with DATABASE_URL, else on PGlite.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import pg from 'pg';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/infra/database/orm.js';
+import { openScratchDatabase } from '../support/scratch-database.js';
 import { addressKey, standardizeAddress, type AddressInput } from '../../src/address/index.js';
 import { UnresolvableAddressError } from '../../src/skip-trace/providers/provider.js';
 import { createRecordsProvider } from '../../src/skip-trace/providers/records-provider.js';
@@ -86,28 +85,7 @@ const OLD_ROWS = [
 ];
 
 /** A database migrated up to just before the re-keying, and how to get rid of it. */
-async function openBeforeRekey(): Promise<{ db: Database; drop(): Promise<void> }> {
-  const url = process.env.DATABASE_URL;
-  if (!url) {
-    const db = await openDatabase({ kind: 'embedded', dataDir: 'memory://' }, undefined, undefined, { migrateTo: BEFORE_REKEY });
-    return { db, drop: () => db.close() };
-  }
-  const name = `rekey_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  const own = new URL(url);
-  own.pathname = `/${name}`;
-  const db = await openDatabase({ kind: 'postgres', url: own.toString(), poolMax: 2 }, undefined, undefined, { migrateTo: BEFORE_REKEY });
-  return {
-    db,
-    drop: async () => {
-      await db.close();
-      await admin.query(`drop database ${name} with (force)`);
-      await admin.end();
-    },
-  };
-}
+const openBeforeRekey = () => openScratchDatabase(BEFORE_REKEY, 'rekey');
 
 let database: Awaited<ReturnType<typeof openBeforeRekey>>;
 const execute = (sql: string, params: unknown[] = []) => database.db.orm.em.fork().execute(sql, params);

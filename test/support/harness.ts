@@ -55,6 +55,8 @@ export async function startService(
     AUTH_FAILURE_LIMIT_PER_MIN: '100000',
     HOST: '127.0.0.1',
     PORT: '0',
+    // Tests backfill rows dated long ago: the retention sweep is tested on its own.
+    NOTIFICATION_RETENTION_DAYS: '0',
     ...env,
   });
   const app = await buildApp(config, createLogger(config.logLevel, options.logDestination), options.app);

@@ -70,6 +70,14 @@ export type SkipTraceMutationVariables = Exact<{
 
 export type SkipTraceMutation = { skipTrace: { id: string, status: SkipTraceStatus, persons: Array<{ firstName: string | null, lastName: string | null, middleName: string | null, age: number | null, emails: Array<string>, phones: Array<{ number: string, type: PhoneType }> }> } };
 
+export type ArchiveNotificationsMutationVariables = Exact<{
+  notificationIds: Array<string> | string;
+  archived: boolean;
+}>;
+
+
+export type ArchiveNotificationsMutation = { archiveNotifications: { success: boolean, updatedCount: number } };
+
 export type GetAvailableNotificationTypesQueryVariables = Exact<{ [key: string]: never; }>;
 
 
@@ -86,12 +94,13 @@ export type ListNotificationsQueryVariables = Exact<{
   notificationTypeFilter?: string | null | undefined;
   seen?: boolean | null | undefined;
   searchTerm?: string | null | undefined;
+  archived?: boolean | null | undefined;
   limit?: number | null | undefined;
   cursor?: string | null | undefined;
 }>;
 
 
-export type ListNotificationsQuery = { notifications: { total: number, hasUnread: boolean, nextCursor: string | null, notifications: Array<{ id: string, notificationType: string, isSeen: boolean, title: string, body: string, createdAt: string, seenAt: string | null, contactId: string | null, dealId: string | null, noteId: string | null, replyId: string | null, taskId: string | null, callId: string | null, actionType: string | null, actionTargetId: string | null }> } };
+export type ListNotificationsQuery = { notifications: { total: number, hasUnread: boolean, nextCursor: string | null, notifications: Array<{ id: string, notificationType: string, isSeen: boolean, title: string, body: string, createdAt: string, seenAt: string | null, contactId: string | null, dealId: string | null, noteId: string | null, replyId: string | null, taskId: string | null, callId: string | null, actionType: string | null, actionTargetId: string | null, archivedAt: string | null }> } };
 
 export type MarkAllNotificationsReadMutationVariables = Exact<{
   isSeen: boolean;
@@ -119,11 +128,12 @@ export type WatchNotificationsSubscriptionVariables = Exact<{
 }>;
 
 
-export type WatchNotificationsSubscription = { notificationEvents: { kind: NotificationEventKind, notificationIds: Array<string>, counts: { unreadCount: number, readCount: number }, notification: { id: string, notificationType: string, isSeen: boolean, title: string, body: string, createdAt: string, seenAt: string | null, contactId: string | null, dealId: string | null, noteId: string | null, replyId: string | null, taskId: string | null, callId: string | null, actionType: string | null, actionTargetId: string | null } | null } };
+export type WatchNotificationsSubscription = { notificationEvents: { kind: NotificationEventKind, notificationIds: Array<string>, counts: { unreadCount: number, readCount: number }, notification: { id: string, notificationType: string, isSeen: boolean, title: string, body: string, createdAt: string, seenAt: string | null, contactId: string | null, dealId: string | null, noteId: string | null, replyId: string | null, taskId: string | null, callId: string | null, actionType: string | null, actionTargetId: string | null, archivedAt: string | null } | null } };
 
 
 /** Each gateway operationId: its `variables` and the `data` that `POST /api/v1/call` answers with. */
 export interface GatewayOperations {
+  archiveNotifications: { operation: 'mutation'; variables: ArchiveNotificationsMutationVariables; data: ArchiveNotificationsMutation['archiveNotifications'] };
   getAvailableNotificationTypes: { operation: 'query'; variables: GetAvailableNotificationTypesQueryVariables; data: GetAvailableNotificationTypesQuery['availableNotificationTypes'] };
   getNotificationCounts: { operation: 'query'; variables: GetNotificationCountsQueryVariables; data: GetNotificationCountsQuery['notificationCounts'] };
   listNotifications: { operation: 'query'; variables: ListNotificationsQueryVariables; data: ListNotificationsQuery['notifications'] };

@@ -1,0 +1,55 @@
+import type { Logger } from 'pino';
+import type { Config } from '../infra/config.js';
+import type { Db } from '../infra/database/sql.js';
+import { sweepBatch } from './feed.data.js';
+import type { NotificationEvents } from './notification-events.js';
+
+/** Batches one sweep runs at most, so a backlog is worked off over several sweeps rather than in one long burst. */
+const MAX_BATCHES_PER_SWEEP = 20;
+const DAY_MS = 86_400_000;
+
+export interface FeedSweeper {
+  /** Runs one sweep now (as the interval does); resolves once it has finished. */
+  sweep(): Promise<void>;
+  /** Stops the interval and waits for a sweep under way. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Deletes expired notifications and those past the retention, every `intervalMs`, in bounded
+ * batches. Every instance tries; only the holder of the sweep's lease deletes (see
+ * `notification_sweep`), and each swept user's streams get an `updated` event with the counts.
+ */
+export function startFeedSweeper(
+  deps: { db: Db; events: NotificationEvents; log: Logger },
+  options: Config['notificationSweep'],
+): FeedSweeper {
+  const { db, events, log } = deps;
+  let running: Promise<void> | null = null;
+  const once = async () => {
+    const cutoff = options.retentionDays > 0 ? new Date(Date.now() - options.retentionDays * DAY_MS) : null;
+    for (let i = 0; i < MAX_BATCHES_PER_SWEEP; i++) {
+      const swept = await sweepBatch(db, cutoff, options.batch);
+      await Promise.all(swept.map((user) => events.updated(user.userId, null)));
+      const deleted = swept.reduce((sum, user) => sum + user.deleted, 0);
+      if (deleted) log.debug({ deleted, users: swept.length }, 'swept expired notifications');
+      if (deleted < options.batch) break;
+    }
+  };
+  const sweep = () =>
+    (running ??= once()
+      .catch((error) => log.warn({ err: error }, 'could not sweep expired notifications; retrying at the next interval'))
+      .finally(() => {
+        running = null;
+      }));
+  const timer = setInterval(() => void sweep(), options.intervalMs);
+  // Never what keeps the process alive.
+  timer.unref();
+  return {
+    sweep,
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
