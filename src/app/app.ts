@@ -18,6 +18,7 @@ import { registerGraphqlRoutes } from '../http/graphql/graphql.routes.js';
 import { buildOperationRegistry, type OperationRegistry } from '../http/gateway/operation-registry.js';
 import { discoveryReference, registerDiscoveryRoutes } from '../http/gateway/discovery.routes.js';
 import { registerRestRoute, registerRestRoutes, registeredRestRoutes, type RestRoute } from '../http/rest/rest-route.js';
+import { skipTraceBatchRoute } from '../http/rest/routes/skip-trace-batch.route.js';
 import { referenceRoutesReference, registerReferenceRoutes } from '../reference/reference.routes.js';
 import { gatewayCallRoute } from '../http/rest/routes/gateway-call.route.js';
 import { skipTraceRoute } from '../http/rest/routes/skip-trace.route.js';
@@ -194,6 +195,7 @@ function registerRoutes(http: FastifyInstance, services: Services, registry: Ope
   };
   registerRestRoute(http, restDeps, gatewayCall);
   registerRestRoute(http, restDeps, skipTraceRoute(schema));
+  registerRestRoute(http, restDeps, skipTraceBatchRoute(schema));
   registerRestRoute(http, restDeps, skipTraceAccountRoute(schema));
   registerRestRoute(http, restDeps, skipTraceUsageRoute(schema));
   registerRestRoute(http, restDeps, webhookSecretRoute(schema));

@@ -8,6 +8,7 @@ import '../notifications/notifications.schema.js';
 import '../notifications/notification-events.schema.js';
 import '../skip-trace/skip-trace.schema.js';
 import '../skip-trace/items/item.schema.js';
+import '../skip-trace/batch/batch.schema.js';
 import '../skip-trace/jobs/jobs.schema.js';
 import '../billing/billing.schema.js';
 import '../property-records/property-records.schema.js';

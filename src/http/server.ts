@@ -200,6 +200,13 @@ function parseJsonBodies(app: FastifyInstance) {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => parse(request, body as Buffer, done));
 }
 
+/** The 413's message: the REST routes' limit, or the route's own (a batch's). */
+function bodyTooLarge(request: FastifyRequest): string {
+  const limit = request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES;
+  if (limit === BODY_LIMIT_BYTES) return 'The body is too large (64 KiB on the REST routes).';
+  return `The body is too large (${Math.round(limit / 1024 / 1024)} MiB on ${request.routeOptions.url ?? 'this route'}).`;
+}
+
 /** Any error, as the contract's error body: AppErrors as they are, the host's own by kind, anything else masked. */
 function answerErrors(app: FastifyInstance) {
   app.setNotFoundHandler((request, reply) => {
@@ -209,11 +216,7 @@ function answerErrors(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     let appError: AppError;
     if (error instanceof AppError) appError = error;
-    else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      const limit = request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES;
-      const where = limit === BODY_LIMIT_BYTES ? 'on the REST routes' : 'on this route';
-      appError = new AppError('payload_too_large', `The body is too large (${limit / 1024} KiB ${where}).`);
-    }
+    else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') appError = new AppError('payload_too_large', bodyTooLarge(request));
     // A Content-Type header the host cannot even read (empty, malformed) is no JSON either.
     else if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
       appError = new AppError('unsupported_media_type', 'Send the body as application/json.');

@@ -48,6 +48,7 @@ const envSchema = z.object({
   SKIPTRACE_RATE_LIMIT_PER_MIN: int(1000),
   SKIPTRACE_MAX_IN_FLIGHT: int(10),
   SKIPTRACE_TIMEOUT_MS: int(30000),
+  SKIPTRACE_BATCH_CONCURRENCY: int(10),
   MARKS_MAX_IN_FLIGHT_PER_USER: int(4),
   SKIPTRACE_CACHE_TTL_DAYS: int(90),
   SKIPTRACE_IDEMPOTENCY_SWEEP_INTERVAL_MS: int(60000),
@@ -100,6 +101,8 @@ export interface Config {
     skipTracePerMinute: number;
     skipTraceMaxInFlight: number;
     skipTraceTimeoutMs: number;
+    /** The items of one synchronous batch traced at once. */
+    skipTraceBatchConcurrency: number;
     /** Active gateway keys one user may hold; issuing one more is refused. */
     maxKeysPerUser: number;
     /** A user's marks waiting for their turn on this instance (behind the one running); the next is refused. */
@@ -182,6 +185,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       skipTracePerMinute: env.SKIPTRACE_RATE_LIMIT_PER_MIN,
       skipTraceMaxInFlight: env.SKIPTRACE_MAX_IN_FLIGHT,
       skipTraceTimeoutMs: env.SKIPTRACE_TIMEOUT_MS,
+      skipTraceBatchConcurrency: env.SKIPTRACE_BATCH_CONCURRENCY,
       maxKeysPerUser: env.MAX_KEYS_PER_USER,
       marksMaxInFlightPerUser: env.MARKS_MAX_IN_FLIGHT_PER_USER,
     },

@@ -7,7 +7,7 @@ import { outcomeOf } from '../billing/audit.js';
 import { skipTraceAccount } from '../billing/skip-trace-account.js';
 import type { SkipTraceAdmission } from './admission.js';
 import { chargeForResult, type ChargeSteps } from './charge-result.js';
-import { holdIdempotencyKey, type IdempotentCall, type KeyHold } from './idempotency/idempotent-request.js';
+import { holdIdempotencyKey, type IdempotentCall, type KeyHold, type StoredAnswer } from './idempotency/idempotent-request.js';
 import { recordOutcome, type TraceCall } from './outcome.js';
 import type { TraceResult } from './providers/provider.js';
 import { refundIfUndelivered } from './refund.js';
@@ -60,18 +60,49 @@ export async function runSkipTrace(
   idempotent?: IdempotentCall,
 ): Promise<SkipTraceResponse> {
   const call: TraceCall = { id: randomUUID(), principal, startedAt: performance.now(), cacheKey: null };
+  return runKeyedRequest(deps, call, idempotent, {
+    check: () => {
+      const trace = checkTraceInput(input);
+      call.cacheKey = trace.cacheKey;
+      return trace;
+    },
+    replay: (answer) => answerWithReplay(deps, call, answer),
+    run: (trace, hold) => traceAndCharge(deps, { ...call, cacheKey: trace.cacheKey }, trace, { hold }),
+  });
+}
+
+/** A request's own steps, for runKeyedRequest. */
+export interface KeyedRequestSteps<Checked, Result> {
+  /** Its input, checked before its key is claimed (422). */
+  check(): Checked;
+  /** Answers with the key's stored answer. */
+  replay(answer: StoredAnswer<Result>): Promise<Result>;
+  /** The work, once the key (if any) is held. */
+  run(checked: Checked, hold: KeyHold | undefined): Promise<Result>;
+}
+
+/**
+ * A skip trace request (a single trace, a batch) around its own steps: the in-flight slot, the
+ * input, the Idempotency-Key when the call carries one (409, 422, or the replay of its first
+ * answer), the work; any end but an answer is audited once, here, and settles the key's claim.
+ */
+export async function runKeyedRequest<Checked, Result>(
+  deps: SkipTraceDeps,
+  call: TraceCall,
+  idempotent: IdempotentCall | undefined,
+  steps: KeyedRequestSteps<Checked, Result>,
+): Promise<Result> {
   let hold: KeyHold | undefined;
   try {
-    deps.admission.holdSlot(principal.keyId, deps.client);
-    const trace = checkTraceInput(input);
-    call.cacheKey = trace.cacheKey;
+    deps.admission.holdSlot(call.principal.keyId, deps.client);
+    const checked = steps.check();
     if (idempotent) {
       const leaseMs = deps.timeoutMs + CLAIM_LEASE_MARGIN_MS;
-      const keyed = await holdIdempotencyKey<SkipTraceResponse>({ ...deps, leaseMs }, principal.organizationId, idempotent);
-      if ('replay' in keyed) return await answerWithReplay(deps, call, keyed.replay);
+      const keyed = await holdIdempotencyKey<Result>({ ...deps, leaseMs }, call.principal.organizationId, idempotent);
+      if ('replay' in keyed) return await steps.replay(keyed.replay);
       hold = keyed.hold;
     }
-    return await traceAndCharge(deps, { ...call, cacheKey: trace.cacheKey }, trace, { hold });
+    return await steps.run(checked, hold);
   } catch (error) {
     await recordFailure(deps, call, error);
     await hold?.settle(error);

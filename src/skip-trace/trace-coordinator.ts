@@ -84,6 +84,8 @@ export function createTraceCoordinator(options: CoordinatorOptions) {
         throw error;
       }
     },
+    /** A provider group for the traces of one list, when the provider groups calls (an item passes it to `resolve`). */
+    group: (): TraceGroup | undefined => options.provider.group?.(),
     /** In-flight traces, for a graceful drain. */
     pending: () => [...inFlight.values()],
   };

@@ -15,6 +15,7 @@ describe('configuration', () => {
         skipTracePerMinute: 1000,
         skipTraceMaxInFlight: 10,
         skipTraceTimeoutMs: 30000,
+        skipTraceBatchConcurrency: 10,
         maxKeysPerUser: 25,
       },
     });

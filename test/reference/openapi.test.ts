@@ -125,6 +125,7 @@ describe('GET /openapi.json', () => {
     expect(paths).toEqual(
       expect.arrayContaining([
         '/api/v1/skiptrace',
+        '/api/v1/skiptrace/batch',
         '/api/v1/skiptrace/jobs',
         '/api/v1/skiptrace/jobs/{id}',
         '/api/v1/skiptrace/jobs/{id}/results',
@@ -318,6 +319,34 @@ describe('GET /openapi.json: where to send requests, and what each route can ans
       });
       expect(result.status, `${name}: ${result.text}`).toBe(200);
       expect(result.body.status, name).toBe('records_found');
+    }
+  });
+
+  it('documents the batch route: its body and 200 schemas, billing and idempotency headers, its statuses; its example is a body the service accepts', async () => {
+    const batch = document.paths['/api/v1/skiptrace/batch'].post;
+    expect(batch.security).toEqual([{ skipTraceKey: [] }]);
+    expect(Object.keys(batch.responses).sort()).toEqual(['200', '401', '402', '403', '408', '409', '413', '415', '422', '429', '500']);
+    expect(Object.keys(batch.responses['200'].headers)).toEqual(expect.arrayContaining(['X-Credits-Remaining', 'Idempotent-Replayed']));
+    expect((batch.parameters as Schema[]).find((p) => p.name === 'Idempotency-Key')).toMatchObject({ in: 'header', required: false });
+    const body = JSON.stringify(batch.requestBody.content['application/json'].schema);
+    for (const word of ['"items"', '"maxItems":100', 'SkipTraceItemInput']) expect(body).toContain(word);
+    expect(Object.keys(document.components.schemas.SkipTraceItemInput.properties).sort()).toEqual(['actor', 'address', 'key']);
+    const answer = JSON.stringify(batch.responses['200'].content['application/json'].schema);
+    for (const word of ['"charged"', '"results"', '"records_found"', '"insufficient_credits"']) expect(answer).toContain(word);
+    for (const field of ['creditsRemaining', 'replayed']) expect(answer).not.toContain(`"${field}"`);
+    const demo = await seedDemo(service.app.services.orm.em.fork(), service.app.services.config.limits.maxKeysPerUser);
+    const examples = batch.requestBody.content['application/json'].examples as Record<string, Schema>;
+    for (const [name, example] of Object.entries(examples)) {
+      const result = await service.request('/api/v1/skiptrace/batch', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${demo.skipTraceKey}` },
+        body: JSON.stringify(example.value),
+      });
+      expect(result.status, `${name}: ${result.text}`).toBe(200);
+      expect(
+        result.body.results.map((r: Schema) => r.status),
+        name,
+      ).toEqual(example.value.items.map(() => 'records_found'));
     }
   });
 

@@ -329,3 +329,69 @@ describe('failures: generic error, vendor message logged only, exactly one call'
     expect(vendor.calls).toHaveLength(1);
   });
 });
+
+describe("a list's group: up to 100 traces in one vendor call", () => {
+  /** `count` requests for different addresses (house numbers 1..count). */
+  const requests = (count: number): TraceRequest[] =>
+    Array.from({ length: count }, (_, i) => ({
+      requestId: randomUUID(),
+      address: standardizeAddress({ line1: `${i + 1} Main Street`, city: 'Austin', state: 'TX', zip: '78701' }),
+      actor: null,
+    }));
+  const settle = (group: ReturnType<NonNullable<ReturnType<typeof provider>['group']>>, batch: TraceRequest[]) =>
+    Promise.allSettled(batch.map((r) => group.trace(r)));
+
+  it('sends concurrent traces as one call, one entry each, and matches results by requestId, not by position', async () => {
+    // Answers in reverse order, each entry naming its house number, so a match by position would mix them up.
+    vendor.respondWith((_first, body) => ({
+      status: 200,
+      body: vendorBody(
+        [...body.requests]
+          .reverse()
+          .map((r: any) => vendorEntry(r.requestId, [{ name: { first: r.propertyAddress.street.split(' ')[0] } }])),
+      ),
+    }));
+    const batch = requests(5);
+    const results = await settle(provider().group!(), batch);
+    expect(vendor.calls).toHaveLength(1);
+    expect(vendor.calls[0].body.requests.map((r: any) => r.requestId)).toEqual(batch.map((r) => r.requestId));
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value.persons[0].firstName : 'failed'))).toEqual(['1', '2', '3', '4', '5']);
+    expect(logs.filter((l) => l.level === 'warn')).toEqual([]);
+  });
+
+  it('fails only the request the vendor could not resolve, or answered without its requestId', async () => {
+    const batch = requests(4);
+    vendor.respondEach((r) => {
+      if (r.requestId === batch[1].requestId) return {};
+      const unknown = r.requestId === batch[2].requestId;
+      return { entry: vendorEntry(r.requestId, [], unknown ? { matched: false, error: true, errorCode: 'address_not_found' } : undefined) };
+    });
+    const results = await settle(provider().group!(), batch);
+    expect(vendor.calls).toHaveLength(1);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason.message).toBe(VENDOR_FAILURE_MESSAGE);
+    expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(UnresolvableAddressError);
+    expect((results[0] as PromiseFulfilledResult<{ status: string }>).value.status).toBe('no_records_found');
+  });
+
+  it('a failed call fails each of its traces, and is never retried', async () => {
+    vendor.setMode('failing');
+    const results = await settle(provider().group!(), requests(3));
+    expect(results.every((r) => r.status === 'rejected' && r.reason.message === VENDOR_FAILURE_MESSAGE)).toBe(true);
+    expect(vendor.calls).toHaveLength(1);
+    expect(logs.filter((l) => l.level === 'error')).toHaveLength(1);
+  });
+
+  it('holds at most 100 requests per call: 150 concurrent traces are two calls', async () => {
+    const results = await settle(provider().group!(), requests(150));
+    expect(results.every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(vendor.calls.map((c) => c.body.requests.length).sort((a, b) => a - b)).toEqual([50, 100]);
+  });
+
+  it("a single trace stays a call of its own, and two lists' groups never share a call", async () => {
+    const http = provider();
+    await Promise.all([http.trace(requests(1)[0]), http.trace(requests(1)[0])]);
+    await Promise.all([settle(http.group!(), requests(2)), settle(http.group!(), requests(2))]);
+    expect(vendor.calls.map((c) => c.body.requests.length)).toEqual([1, 1, 2, 2]);
+  });
+});

@@ -11,7 +11,15 @@ import { AppError } from '../../src/common/errors.js';
 import { RULE_MESSAGES } from '../../src/skip-trace/input-rules.js';
 import { chargeInIndexOrder } from '../../src/skip-trace/items/charge-order.js';
 import { checkItem, checkListShape, listShapeProblems, ITEM_KEY_RULE } from '../../src/skip-trace/items/item-rules.js';
-import { listDeps, runTraceItems, type ListRun } from '../../src/skip-trace/items/run-item.js';
+import { sql } from '../../src/infra/database/sql.js';
+import {
+  ChargeGuardFailed,
+  listDeps,
+  runTraceItem,
+  runTraceItems,
+  type AlsoInCharge,
+  type ListRun,
+} from '../../src/skip-trace/items/run-item.js';
 import { vendorEntry, FAKE_VENDOR_PERSONS, type FakeVendor } from '../support/fake-vendor.js';
 import type { TestService } from '../support/harness.js';
 import { ledger, setupBillingOrg, uniqueAddress, useServiceWithVendor } from '../support/billing.js';
@@ -168,6 +176,26 @@ describe('a list against the database: credits run out mid-list', () => {
       results.map((r) => [r.key, r.status !== 'failed', r.error?.code ?? r.status]).sort(),
     );
     expect(new Set(rows.map((r) => r.id))).toEqual(new Set(results.map((r) => r.id)));
+  });
+
+  it("writes the caller's fragment in the item's charge statement, and its guard keeps a settled item from being charged again", async () => {
+    const org = await setupBillingOrg(service, 5);
+    await service.sql(
+      `create table if not exists list_item_fragment_test (item text primary key, status text not null, trace_id uuid not null)`,
+    );
+    const item = `item-${randomUUID()}`;
+    const alsoInCharge: AlsoInCharge = (result) => ({
+      ctes: sql`stored as (insert into list_item_fragment_test (item, status, trace_id) select ${item}, ${result.status}, ${result.id}::uuid from charged)`,
+      guard: sql`not exists (select from list_item_fragment_test where item = ${item})`,
+    });
+    const input = { key: 'k', address: uniqueAddress() };
+    const first = await runTraceItem(await runOf(org.organizationId, 1), 0, input, alsoInCharge);
+    expect(first.status).toBe('records_found');
+    const stored = await service.sql(`select status, trace_id::text as trace_id from list_item_fragment_test where item = ?`, [item]);
+    expect(stored).toEqual([{ status: 'records_found', trace_id: first.id }]);
+    // The same item again (a job resumed after a kill): the guard fails, nothing is written or charged.
+    await expect(runTraceItem(await runOf(org.organizationId, 1), 0, input, alsoInCharge)).rejects.toBeInstanceOf(ChargeGuardFailed);
+    expect(await ledger(service, org.organizationId)).toEqual({ credits: 4, charges: [first.id] });
   });
 
   it('fails a bad item alone, uncharged, with its details relative to the item', async () => {

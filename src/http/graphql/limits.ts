@@ -89,6 +89,9 @@ export function noNulInStringsRule(context: ValidationContext): ASTVisitor {
  * `__typename`), that field's failure could null out (non-null propagation) a trace already charged.
  */
 export const SKIP_TRACE_ALONE_MESSAGE = 'skipTrace must be the only field of its mutation: send one trace per request.';
+/** The same for a batch, whose items are charged alike. */
+export const SKIP_TRACE_BATCH_ALONE_MESSAGE = 'skipTraceBatch must be the only field of its mutation: send one batch per request.';
+const CHARGED_FIELDS: Record<string, string> = { skipTrace: SKIP_TRACE_ALONE_MESSAGE, skipTraceBatch: SKIP_TRACE_BATCH_ALONE_MESSAGE };
 export function skipTraceAloneRule(context: ValidationContext): ASTVisitor {
   return {
     OperationDefinition(operation) {
@@ -96,9 +99,11 @@ export function skipTraceAloneRule(context: ValidationContext): ASTVisitor {
       const fields = [...fieldsOf(operation.selectionSet, (name) => context.getFragment(name) ?? undefined)].filter(
         (field) => field.name.value !== '__typename',
       );
-      const traces = fields.filter((field) => field.name.value === 'skipTrace');
-      if (traces.length > 0 && fields.length > 1)
-        context.reportError(new GraphQLError(SKIP_TRACE_ALONE_MESSAGE, { nodes: traces, extensions: { code: 'BAD_USER_INPUT' } }));
+      if (fields.length < 2) return;
+      for (const [name, message] of Object.entries(CHARGED_FIELDS)) {
+        const charged = fields.filter((field) => field.name.value === name);
+        if (charged.length > 0) context.reportError(new GraphQLError(message, { nodes: charged, extensions: { code: 'BAD_USER_INPUT' } }));
+      }
     },
   };
 }

@@ -174,14 +174,18 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
   pathParameters?: Record<string, { description: string; schema: JsonSchema }>;
   /** The status of a successful answer; 200 unless said (202 for work accepted to run later). */
   status?: number;
-  /** The body limit in bytes, when not the REST routes' 64 KiB. */
+  /** The body's limit in bytes, when not the REST routes' 64 KiB. */
   bodyLimit?: number;
   /** Media types the body may take besides JSON, read as text (`TextBody`, http/server.ts), described for the API reference. */
   textBodies?: Record<string, { description: string; schema?: JsonSchema }>;
   /** Another representation of the answer, chosen by `Accept`. */
   download?: RestDownload;
-  /** A 422 for invalid variables: its message, and how `details` paths read (e.g. relative to the body rather than `variables`). */
-  invalid: { message: string; path?: (path: string) => string };
+  /**
+   * A 422 for invalid variables: its message, how `details` paths read (e.g. relative to the body
+   * rather than `variables`), and the variables' paths (as JSON pointers, `/items/3/address`) whose
+   * rules the operation answers itself (variables.ts).
+   */
+  invalid: { message: string; path?: (path: string) => string; leaveRulesAt?: RegExp };
   /** The response body from the root field's value. */
   respond: (value: V) => unknown;
   /** Headers of a successful answer, by name (the API reference documents them too). */
@@ -241,7 +245,7 @@ function readCall(route: RestRoute<Caller, unknown>, request: FastifyRequest, ca
   if (operation.scope && !(caller.type === 'user' && caller.scopes.has(operation.scope)))
     throw new AppError('insufficient_scope', `${operation.name} needs the ${operation.scope} scope.`);
   if (operation.type === 'subscription') requireEventStream(request, operation.name, route.stream);
-  const details = route.checkVariables ? route.checkVariables(variables) : operation.variables.check(variables);
+  const details = route.checkVariables ? route.checkVariables(variables) : operation.variables.check(variables, route.invalid.leaveRulesAt);
   if (details.length) {
     const path = route.invalid.path;
     throw new AppError('invalid_request', route.invalid.message, path ? details.map((d) => ({ ...d, path: path(d.path) })) : details);

@@ -28,8 +28,12 @@ const ajv = new Ajv2020({
 export interface VariablesValidator {
   /** The variables' JSON Schema as discovery publishes it: standard keywords only. */
   readonly schema: JsonSchema;
-  /** The contract's `details` for `variables`, empty when they are valid. */
-  check(variables: unknown): ErrorDetail[];
+  /**
+   * The contract's `details` for `variables`, empty when they are valid. `leaveRulesAt`: paths
+   * whose rules (a length, a pattern: any keyword but a JSON type's, a required or unknown field's,
+   * an enumeration's) the operation answers itself, e.g. an item of a list that fails alone.
+   */
+  check(variables: unknown, leaveRulesAt?: RegExp): ErrorDetail[];
   /** Compiles the validator now (it is otherwise compiled at the first check): for tests. */
   compile(): void;
 }
@@ -43,9 +47,9 @@ export function variablesValidator(schema: GraphQLSchema, operation: OperationDe
   const compiled = () => (validate ??= ajv.compile(variablesJsonSchema(schema, operation, { fragments, errorMessages: true })));
   return {
     schema: variablesJsonSchema(schema, operation, { fragments }),
-    check: (value) => {
+    check: (value, leaveRulesAt) => {
       const run = compiled();
-      return run(value) ? [] : errorDetails(run);
+      return run(value) ? [] : errorDetails(run, leaveRulesAt);
     },
     compile: () => void compiled(),
   };
@@ -89,14 +93,18 @@ function describe(error: ErrorObject): string {
   }
 }
 
+/** What JSON Schema says of a value's shape, as opposed to the rules a field's own constraints state. */
+const SHAPE_KEYWORDS = new Set(['type', 'required', 'additionalProperties', 'enum', 'const', 'minItems', 'maxItems']);
+
 /** Ajv errors as contract `details`: one entry per failing path, naming unknown fields. */
-function errorDetails(validate: ValidateFunction): ErrorDetail[] {
+function errorDetails(validate: ValidateFunction, leaveRulesAt?: RegExp): ErrorDetail[] {
   // A nullable input object is `anyOf: [{$ref}, {type: 'null'}]`; with allErrors Ajv also reports
   // the null branch and the anyOf itself, which only repeat the real error.
   const errors = (validate.errors ?? []).filter(
     (e) =>
       e.keyword !== 'anyOf' &&
-      !(e.keyword === 'type' && (e.params as { type?: unknown }).type === 'null' && e.schemaPath.includes('/anyOf/')),
+      !(e.keyword === 'type' && (e.params as { type?: unknown }).type === 'null' && e.schemaPath.includes('/anyOf/')) &&
+      !(leaveRulesAt && !SHAPE_KEYWORDS.has(e.keyword) && leaveRulesAt.test(e.instancePath)),
   );
   return errors.map((e) => {
     const pointer = e.instancePath.replace(/^\//, '').replace(/\//g, '.');

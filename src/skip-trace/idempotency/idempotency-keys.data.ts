@@ -105,6 +105,14 @@ export const storeOutcomeCte = (claim: IdempotencyClaim, requestId: string, outc
   sql`stored as (update skip_trace_idempotency_keys set outcome = ${outcome}, request_id = ${requestId}::uuid, carriers = 1 from ${source}
      where ${claimed(claim)})`;
 
+/**
+ * Forgets the answer the claim `token` stored (storeOutcome), as if its lease had run out: the
+ * key's next request runs anew. For an answer no response delivered, whose charges were refunded.
+ */
+export async function forgetOutcome(db: Db, claim: IdempotencyClaim): Promise<void> {
+  await db.run(sql`update skip_trace_idempotency_keys set outcome = null, lease_expires_at = '-infinity' where ${claimed(claim)}`);
+}
+
 /** Gives up the claim `token` without an answer, so the key's next request runs anew. */
 export async function releaseKey(db: Db, claim: IdempotencyClaim): Promise<void> {
   await db.run(sql`delete from skip_trace_idempotency_keys where ${claimed(claim)} and outcome is null`);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { OrganizationPrincipal } from '../../schema/principal.js';
+import { AppError } from '../../common/errors.js';
 import type { Statement } from '../../infra/database/sql.js';
 import type { ClientWatch } from '../../infra/client-watch.js';
 import type { Services } from '../../schema/context.js';
@@ -92,6 +93,8 @@ export async function runTraceItem(run: ListRun, index: number, item: ListItemIn
   } catch (error) {
     failure = error;
     if (error instanceof ChargeGuardFailed) throw error;
+    // An item's answer masks what is not ours to tell (as the HTTP host does for a request): the log keeps it.
+    if (!(error instanceof AppError)) deps.log.error({ err: error, requestId: call.id }, 'a skip trace list item failed');
     await recordFailure(deps, call, error);
     return failedItem(index, key, call.id, error);
   } finally {

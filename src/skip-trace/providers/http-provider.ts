@@ -6,18 +6,21 @@
  * `test/support/fake-vendor.ts` is its executable description).
  *
  * - One vendor call per trace, never retried here: the vendor bills per call, so only a
- *   caller's retry retries.
+ *   caller's retry retries. A list's traces (a batch's, a job's) may share a call through the
+ *   provider's group: up to VENDOR_MAX_REQUESTS requests, each with its own requestId.
  * - The result is matched to the request by `input.requestId`, never by position.
  * - Every failure (non-200, unparsable or malformed body, missing requestId, a vendor error
  *   other than `address_not_found`, network error) throws an Error with a generic message; the
  *   vendor's status and message go to `log.error` only. The API key and the Authorization
  *   header are never logged.
  */
+import DataLoader from 'dataloader';
 import type { NormalizedActor, StandardAddress } from '../../address/index.js';
 import {
   UnresolvableAddressError,
   type PhoneType,
   type SkipTraceProvider,
+  type TraceGroup,
   type TraceRequest,
   type TraceResult,
   type TracedPerson,
@@ -58,62 +61,99 @@ export interface VendorTraceRequest {
   companyName?: string;
 }
 
-export function createHttpProvider(options: HttpProviderOptions): SkipTraceProvider {
-  const endpoint = `${options.url.replace(/\/+$/u, '')}/property/skip-trace`;
-  const timeoutMs = options.fetchTimeoutMs ?? DEFAULT_VENDOR_FETCH_TIMEOUT_MS;
-  const { log } = options;
+/** Traces one vendor call may hold (the vendor's limit). */
+export const VENDOR_MAX_REQUESTS = 100;
 
+/**
+ * How long a group waits for more of its traces before calling the vendor: a list's items reach
+ * the provider a few at a time, each after its own opening read.
+ */
+const GROUP_WINDOW_MS = 10;
+
+/** Each request's result, or the Error its trace fails with (an UnresolvableAddressError for an unknown address). */
+type CallOutcome = TraceResult | Error;
+
+export function createHttpProvider(options: HttpProviderOptions): SkipTraceProvider {
+  const callVendor = vendorCaller(options);
   return {
     name: 'http',
     async trace(request: TraceRequest): Promise<TraceResult> {
-      const { requestId } = request;
-      const fail = (details: object, msg: string): never => {
-        log.error({ provider: 'http', requestId, ...details }, msg);
-        throw new Error(VENDOR_FAILURE_MESSAGE);
-      };
-
-      let response: Response;
-      let text: string;
-      try {
-        response = await fetch(endpoint, {
-          method: 'POST',
-          headers: {
-            Authorization: `Bearer ${options.apiKey}`,
-            'Content-Type': 'application/json',
-            Accept: 'application/json',
-          },
-          body: JSON.stringify({ requests: [vendorRequest(request.requestId, request.address, request.actor)] }),
-          // No caller signal on purpose: the trace timeout must not cancel the call (see above).
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        text = await response.text();
-      } catch (err) {
-        return fail(describeFetchError(err, timeoutMs), 'skip trace vendor call failed');
-      }
-
-      if (response.status !== 200) {
-        return fail({ status: response.status, vendorMessage: clip(text) }, 'skip trace vendor answered with an error status');
-      }
-
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        return fail({ status: response.status, vendorBody: clip(text) }, 'skip trace vendor answered with a body that does not parse');
-      }
-
-      const outcome = readResponse(body, requestId);
-      if (outcome.kind === 'failure') return fail(outcome.details, outcome.msg);
-      if (outcome.otherRequestIds > 0) {
-        log.warn(
-          { provider: 'http', requestId, otherResults: outcome.otherRequestIds },
-          'skip trace vendor returned results for other requests',
-        );
-      }
-      if (outcome.kind === 'unresolvable') throw new UnresolvableAddressError();
-      return outcome.result;
+      const [outcome] = await callVendor([request]);
+      if (outcome instanceof Error) throw outcome;
+      return outcome;
+    },
+    // One group per list: its traces asked within the window share one call, up to the vendor's limit.
+    group(): TraceGroup {
+      const loader = new DataLoader<TraceRequest, TraceResult, TraceRequest>(callVendor, {
+        cache: false,
+        maxBatchSize: VENDOR_MAX_REQUESTS,
+        batchScheduleFn: (callback) => setTimeout(callback, GROUP_WINDOW_MS),
+      });
+      return { trace: (request) => loader.load(request) };
     },
   };
+}
+
+/**
+ * One vendor call for `requests`, never retried: each request's outcome, matched by requestId. A
+ * failure of the whole call (network, status, body) fails every request of it alike.
+ */
+function vendorCaller(options: HttpProviderOptions) {
+  const endpoint = `${options.url.replace(/\/+$/u, '')}/property/skip-trace`;
+  const timeoutMs = options.fetchTimeoutMs ?? DEFAULT_VENDOR_FETCH_TIMEOUT_MS;
+  const { log } = options;
+  return async (requests: readonly TraceRequest[]): Promise<CallOutcome[]> => {
+    const ids = requests.map((request) => request.requestId);
+    const named = ids.length === 1 ? { requestId: ids[0] } : { requestIds: ids.slice(0, 10), requests: ids.length };
+    const failAll = (details: object, msg: string): CallOutcome[] => {
+      log.error({ provider: 'http', ...named, ...details }, msg);
+      return requests.map(() => new Error(VENDOR_FAILURE_MESSAGE));
+    };
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(endpoint, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${options.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+        body: JSON.stringify({ requests: requests.map((request) => vendorRequest(request.requestId, request.address, request.actor)) }),
+        // No caller signal on purpose: the trace timeout must not cancel the call (see above).
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      text = await response.text();
+    } catch (err) {
+      return failAll(describeFetchError(err, timeoutMs), 'skip trace vendor call failed');
+    }
+    if (response.status !== 200)
+      return failAll({ status: response.status, vendorMessage: clip(text) }, 'skip trace vendor answered with an error status');
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return failAll({ status: response.status, vendorBody: clip(text) }, 'skip trace vendor answered with a body that does not parse');
+    }
+    return readOutcomes(log, body, ids);
+  };
+}
+
+/** Each request's outcome from a parsed vendor body; failures logged, each once. */
+function readOutcomes(log: HttpProviderLog, body: unknown, ids: readonly string[]): CallOutcome[] {
+  const ours = new Set(ids);
+  let othersWarned = false;
+  return ids.map((requestId) => {
+    const outcome = readResponse(body, requestId, ours);
+    if (outcome.kind === 'failure') {
+      log.error({ provider: 'http', requestId, ...outcome.details }, outcome.msg);
+      return new Error(VENDOR_FAILURE_MESSAGE);
+    }
+    if (outcome.otherRequestIds > 0 && !othersWarned) {
+      othersWarned = true;
+      log.warn(
+        { provider: 'http', requestId, otherResults: outcome.otherRequestIds },
+        'skip trace vendor returned results for other requests',
+      );
+    }
+    return outcome.kind === 'unresolvable' ? new UnresolvableAddressError() : outcome.result;
+  });
 }
 
 /** The vendor request entry for a trace: the standardized address and, if any, the normalized actor. */
@@ -161,7 +201,7 @@ type Outcome =
 
 class Malformed extends Error {}
 
-function readResponse(body: unknown, requestId: string): Outcome {
+function readResponse(body: unknown, requestId: string, ours: ReadonlySet<string>): Outcome {
   const malformed = (what: string): Outcome => ({
     kind: 'failure',
     details: { problem: what },
@@ -179,8 +219,10 @@ function readResponse(body: unknown, requestId: string): Outcome {
   if (!isRecord(body.result) || !Array.isArray(body.result.data)) return malformed('result.data is not an array');
 
   const data: unknown[] = body.result.data;
-  const mine = data.filter((d) => isRecord(d) && isRecord(d.input) && d.input.requestId === requestId);
-  const otherRequestIds = data.length - mine.length;
+  const requestIdOf = (d: unknown) => (isRecord(d) && isRecord(d.input) ? d.input.requestId : undefined);
+  const mine = data.filter((d) => requestIdOf(d) === requestId);
+  // Results for none of the call's requests (the others of a group are expected).
+  const otherRequestIds = data.filter((d) => !ours.has(requestIdOf(d) as string)).length;
   const entry = mine[0];
   if (!isRecord(entry)) {
     return {
