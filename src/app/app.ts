@@ -17,8 +17,8 @@ import { createOperationExecutor, createOperationSubscriber } from '../http/rest
 import { registerGraphqlRoutes } from '../http/graphql/graphql.routes.js';
 import { buildOperationRegistry, type OperationRegistry } from '../http/gateway/operation-registry.js';
 import { discoveryReference, registerDiscoveryRoutes } from '../http/gateway/discovery.routes.js';
-import { skipTraceBatchRoute } from '../http/rest/routes/skip-trace-batch.route.js';
 import { registerRestRoute, registerRestRoutes, registeredRestRoutes, type RestRoute } from '../http/rest/rest-route.js';
+import { skipTraceBatchRoute } from '../http/rest/routes/skip-trace-batch.route.js';
 import { referenceRoutesReference, registerReferenceRoutes } from '../reference/reference.routes.js';
 import { gatewayCallRoute } from '../http/rest/routes/gateway-call.route.js';
 import { skipTraceRoute } from '../http/rest/routes/skip-trace.route.js';

@@ -228,6 +228,16 @@ function restErrors(route: RestRoute<Caller>, hasBody: boolean): ErrorKind[] {
   ];
 }
 
+/** A route's path parameters (`{id}` in its path), each required. */
+const pathParameters = (parameters: Record<string, { description: string; schema: JsonSchema }> | undefined, components: Components) =>
+  Object.entries(parameters ?? {}).map(([name, p]) => ({
+    name,
+    in: 'path',
+    required: true,
+    description: p.description,
+    schema: components.embed(p.schema),
+  }));
+
 /** The request id, the route's request headers and its query's properties. */
 function restParameters(route: RestRoute<Caller>, components: Components): OpenApiObject[] {
   const reference = route.reference ?? {};
@@ -247,13 +257,7 @@ function restParameters(route: RestRoute<Caller>, components: Components): OpenA
       required: h.required ?? false,
       schema: h.schema ? components.embed(h.schema) : { type: 'string' },
     })),
-    ...Object.entries(route.pathParameters ?? {}).map(([name, p]) => ({
-      name,
-      in: 'path',
-      required: true,
-      description: p.description,
-      schema: components.embed(p.schema),
-    })),
+    ...pathParameters(route.pathParameters, components),
     ...Object.entries((query?.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
       name,
       in: 'query',
@@ -323,16 +327,7 @@ function documentedOperation(route: DocumentedRoute, components: Components): Op
     ...(route.description && { description: route.description }),
     tags: [route.tag],
     security: route.credential ? [{ [schemeOf(route.credential)]: [] }] : [],
-    parameters: [
-      { $ref: '#/components/parameters/XRequestId' },
-      ...Object.entries(route.pathParameters ?? {}).map(([name, p]) => ({
-        name,
-        in: 'path',
-        required: true,
-        description: p.description,
-        schema: components.embed(p.schema),
-      })),
-    ],
+    parameters: [{ $ref: '#/components/parameters/XRequestId' }, ...pathParameters(route.pathParameters, components)],
     responses: { ...responses, ...errorResponses(errors, rateLimited) },
   };
 }

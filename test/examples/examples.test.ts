@@ -270,27 +270,38 @@ describe('tracing a list', () => {
   it('examples/trace-a-list.ts uploads a CSV, follows the job to its end and writes the results CSV with the caller’s columns', async () => {
     const { setupBillingOrg, uniqueAddress } = await import('../support/billing.js');
     const { csvRows } = await import('../support/jobs.js');
+    const { ownDatabase } = await import('../support/webhooks.js');
     const { mkdtempSync, readFileSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
     vendor.reset();
-    const org = await setupBillingOrg(service, 20);
-    const dir = mkdtempSync(join(tmpdir(), 'trace-a-list-'));
-    const ids = Array.from({ length: 12 }, (_, i) => `crm-${i}`);
-    const rows = ids.map((id) => {
-      const a = uniqueAddress();
-      return `${id},${a.line1},${a.city},${a.state},${a.zip}`;
-    });
-    writeFileSync(join(dir, 'leads.csv'), ['crm_id,Line1,City,State,ZIP', ...rows].join('\n'));
-    const run = await runExample(['examples/trace-a-list.ts', join(dir, 'leads.csv'), join(dir, 'results.csv')], {
-      SKIPTRACE_KEY: org.key,
-    });
-    expect(run.stderr).toBe('');
-    expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^job [0-9a-f-]{36}: 12 rows$/m);
-    expect(run.stdout).toMatch(/^completed: /m);
-    const written = await csvRows(readFileSync(join(dir, 'results.csv'), 'utf8'));
-    expect(written[0].slice(0, 6)).toEqual(['crm_id', 'Line1', 'City', 'State', 'ZIP', 'status']);
-    expect(written.slice(1).map((row) => row[0])).toEqual(ids);
+    // On a database of its own: every instance's worker claims the jobs of its database, and other
+    // files' services on the shared one trace with other providers.
+    const database = await ownDatabase();
+    const jobs = await startService({ ...vendorEnv(vendor), ...database.env });
+    try {
+      const org = await setupBillingOrg(jobs, 20);
+      const dir = mkdtempSync(join(tmpdir(), 'trace-a-list-'));
+      const ids = Array.from({ length: 12 }, (_, i) => `crm-${i}`);
+      const rows = ids.map((id) => {
+        const a = uniqueAddress();
+        return `${id},${a.line1},${a.city},${a.state},${a.zip}`;
+      });
+      writeFileSync(join(dir, 'leads.csv'), ['crm_id,Line1,City,State,ZIP', ...rows].join('\n'));
+      const run = await runExample(['examples/trace-a-list.ts', join(dir, 'leads.csv'), join(dir, 'results.csv')], {
+        SKIPTRACE_KEY: org.key,
+        API_URL: jobs.baseUrl,
+      });
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/^job [0-9a-f-]{36}: 12 rows$/m);
+      expect(run.stdout).toMatch(/^completed: /m);
+      const written = await csvRows(readFileSync(join(dir, 'results.csv'), 'utf8'));
+      expect(written[0].slice(0, 6)).toEqual(['crm_id', 'Line1', 'City', 'State', 'ZIP', 'status']);
+      expect(written.slice(1).map((row) => row[0])).toEqual(ids);
+    } finally {
+      await jobs.close();
+      await database.drop();
+    }
   });
 });

@@ -174,7 +174,7 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
   pathParameters?: Record<string, { description: string; schema: JsonSchema }>;
   /** The status of a successful answer; 200 unless said (202 for work accepted to run later). */
   status?: number;
-  /** The body limit in bytes, when not the REST routes' 64 KiB. */
+  /** The body's limit in bytes, when not the REST routes' 64 KiB. */
   bodyLimit?: number;
   /** Media types the body may take besides JSON, read as text (`TextBody`, http/server.ts), described for the API reference. */
   textBodies?: Record<string, { description: string; schema?: JsonSchema }>;

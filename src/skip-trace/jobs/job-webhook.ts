@@ -6,14 +6,14 @@
 import DataLoader from 'dataloader';
 import type { Db } from '../../infra/database/sql.js';
 import type { Context, Services } from '../../schema/context.js';
-import { checkWebhookUrl, enqueueWebhook, ensureWebhookSecret, webhookStateOf, type WebhookState } from '../../webhooks/index.js';
+import { enqueueWebhook, ensureWebhookSecret, webhookStateOf, type WebhookState } from '../../webhooks/index.js';
 import { endedJobsAwaitingWebhook, markWebhookQueued, type Job } from './jobs.data.js';
 
 export type JobWebhook = WebhookState;
 
 /** Refuses (422, path `webhookUrl`) a URL that may not receive webhooks, or an organization with no secret to sign them. */
 export async function checkJobWebhook(services: Services, organizationId: string, url: string): Promise<void> {
-  await checkWebhookUrl(url, { allowPrivate: services.config.webhooks.allowPrivate });
+  await services.webhookUrls.check(url);
   await ensureWebhookSecret(services.sql, organizationId);
 }
 
