@@ -9,6 +9,11 @@
  * in Redis, before the body is read; then the operation's statements, which are those of the
  * naive floor for the counts (the counter rows), the service's one statement for a feed page and
  * its totals (`listNotifications` below), and a mark that returns the changed ids and publishes its event. The skip trace is `same-sql-skip-trace.ts`.
+ *
+ * Not ported yet: the feed's read marks, archive and expiry (rows read through
+ * `notification_seen_state`, archived and expired rows left out, `mark_gen` on marks by id,
+ * `notification_mark_all`). Until they are, this floor sends the statements from before them, and
+ * its figures are a floor for those statements, not for the service's current ones.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {

@@ -98,7 +98,7 @@ export async function readJson(req: IncomingMessage): Promise<Record<string, unk
 // --- The feed's shapes ------------------------------------------------------------------------
 
 export const COLUMNS = `id, notification_type, is_seen, title, body, created_at, seen_at,
-  contact_id, deal_id, note_id, reply_id, task_id, call_id, action_type, action_target_id`;
+  contact_id, deal_id, note_id, reply_id, task_id, call_id, action_type, action_target_id, archived_at`;
 
 const ownerTag = (userId: string) => createHash('sha256').update(userId).digest('base64url').slice(0, 10);
 export const encodeCursor = (userId: string, createdAt: Date, id: string) =>
@@ -128,6 +128,7 @@ export const toNotification = (r: Record<string, unknown>) => ({
   callId: r.call_id,
   actionType: r.action_type,
   actionTargetId: r.action_target_id,
+  archivedAt: r.archived_at ? (r.archived_at as Date).toISOString() : null,
 });
 
 /** Counter rows (notification_type, unread_count, read_count) summed; types left at zero are not listed. */
