@@ -8,6 +8,21 @@ import { checkListShape, LIST_INVALID } from '../../../skip-trace/items/item-rul
 import { prepareOperation, type RestOperation, type RestRoute, type RouteReference } from '../rest-route.js';
 import { SKIP_TRACE_KEY, skipTraceRoute } from './skip-trace.route.js';
 
+/** Two rows with the caller's keys: the example body of a batch, and of a job sent as JSON. */
+export const LIST_EXAMPLE = {
+  summary: 'Two rows with their keys',
+  value: {
+    items: [
+      { key: 'crm-1001', address: { line1: '123 Main Street', line2: 'Apt 4', city: 'Austin', state: 'TX', zip: '78701' } },
+      {
+        key: 'crm-1002',
+        address: { line1: '456 Oak Avenue', city: 'Austin', state: 'TX', zip: '78702' },
+        actor: { type: 'entity', name: 'Acme Holdings LLC' },
+      },
+    ],
+  },
+};
+
 /** The route is this one mutation: the body's `items` are its argument; the billing fields become headers. */
 const BATCH_DOCUMENT = parse(`mutation skipTraceBatch($items: [SkipTraceItemInput!]!) {
   skipTraceBatch(items: $items) {
@@ -57,21 +72,7 @@ const batchReference = (operation: RestOperation): RouteReference => {
     },
     response: responseSchema(operation),
     errors: ['feature_unavailable', 'insufficient_credits'],
-    examples: {
-      list: {
-        summary: 'Two rows with their keys',
-        value: {
-          items: [
-            { key: 'crm-1001', address: { line1: '123 Main Street', line2: 'Apt 4', city: 'Austin', state: 'TX', zip: '78701' } },
-            {
-              key: 'crm-1002',
-              address: { line1: '456 Oak Avenue', city: 'Austin', state: 'TX', zip: '78702' },
-              actor: { type: 'entity', name: 'Acme Holdings LLC' },
-            },
-          ],
-        },
-      },
-    },
+    examples: { list: LIST_EXAMPLE },
   };
 };
 

@@ -9,6 +9,7 @@ import { resultsHeader } from '../../../skip-trace/jobs/job-csv.js';
 import { TextBody } from '../../server.js';
 import { prepareOperation, type RestOperation, type RestRoute, type RouteReference } from '../rest-route.js';
 import { SKIP_TRACE_KEY } from './skip-trace.route.js';
+import { LIST_EXAMPLE } from './skip-trace-batch.route.js';
 
 /** A job as its routes answer it (the `SkipTraceJob` type's fields). */
 const JOB_FIELDS = `id status createdAt startedAt completedAt counts { total pending recordsFound noRecordsFound failed cancelled charged }
@@ -113,21 +114,7 @@ const createJobReference = (operation: RestOperation): RouteReference => ({
   query: { type: 'object', properties: { webhookUrl: { type: 'string', description: 'CSV uploads: the webhook URL.' } } },
   response: createdResponse(operation),
   errors: ['feature_unavailable', 'insufficient_credits'],
-  examples: {
-    items: {
-      summary: 'Two items with keys',
-      value: {
-        items: [
-          { key: 'crm-1', address: { line1: '123 Main Street', line2: 'Apt 4', city: 'Austin', state: 'TX', zip: '78701' } },
-          {
-            key: 'crm-2',
-            address: { line1: '456 Oak Avenue', city: 'Austin', state: 'TX', zip: '78702' },
-            actor: { type: 'entity', name: 'Acme Holdings LLC' },
-          },
-        ],
-      },
-    },
-  },
+  examples: { items: LIST_EXAMPLE },
 });
 
 /** The mutation's variables as the JSON body's schema. */
