@@ -1,11 +1,16 @@
 import type { PGlite } from '@electric-sql/pglite';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { embeddedTemplate } from './embedded-template.js';
 
 type EmbeddedConfig = Extract<Config['database'], { kind: 'embedded' }>;
 
 export interface EmbeddedEngine {
   pglite: PGlite;
+  /** True when this start created the database (its data dir held none, or it lives in memory). */
+  fresh: boolean;
   /** Closes the database, then gives up its data dir. */
   close(): Promise<void>;
 }
@@ -18,7 +23,8 @@ const EMBEDDED_SETTINGS = ['-c', 'shared_buffers=16MB'];
 
 /**
  * Starts PGlite (with pg_trgm) on the data dir, or in memory for `memory://`, after locking the dir
- * for this process (PGlite has no lock of its own). Apart from the ORM so start-up can begin it early.
+ * for this process (PGlite has no lock of its own). A new data dir is unpacked from the build's
+ * template when there is one (embedded-template.ts). Apart from the ORM so start-up can begin it early.
  */
 export async function startEmbeddedEngine(config: EmbeddedConfig): Promise<EmbeddedEngine> {
   return (await beginEmbeddedEngine(config)).engine;
@@ -31,7 +37,8 @@ export async function startEmbeddedEngine(config: EmbeddedConfig): Promise<Embed
 export async function beginEmbeddedEngine(config: EmbeddedConfig): Promise<{ engine: Promise<EmbeddedEngine> }> {
   const modules = Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')]);
   modules.catch(() => undefined); // awaited below, unless the lock is refused first
-  const lock = config.dataDir.startsWith('memory://') ? undefined : await lockDataDir(config.dataDir);
+  const inMemory = config.dataDir.startsWith('memory://');
+  const lock = inMemory ? undefined : await lockDataDir(config.dataDir);
   let PGlite, pg_trgm;
   try {
     [{ PGlite }, { pg_trgm }] = await modules;
@@ -39,14 +46,18 @@ export async function beginEmbeddedEngine(config: EmbeddedConfig): Promise<{ eng
     await lock?.release();
     throw error;
   }
+  const fresh = inMemory || !existsSync(join(config.dataDir, 'PG_VERSION'));
+  const template = fresh && !inMemory ? embeddedTemplate() : undefined;
   const opening = PGlite.create({
     dataDir: config.dataDir,
+    ...(template && { loadDataDir: template }),
     extensions: { pg_trgm },
     startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS],
   });
   const engine = opening.then(
     (pglite): EmbeddedEngine => ({
       pglite,
+      fresh,
       async close() {
         try {
           await pglite.close();

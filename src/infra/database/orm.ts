@@ -127,7 +127,7 @@ export async function openDatabase(
       orm: orm as unknown as Orm,
       sql: db,
       kind: 'embedded',
-      freshEmbedded: before === 0 && applied > 0,
+      freshEmbedded: embedded.fresh || (before === 0 && applied > 0),
       pool: null,
       close: async () => {
         await orm.close(true);

@@ -85,6 +85,8 @@ export function startJobWorker(options: JobWorkerOptions): JobWorker {
   };
 
   const loop = async () => {
+    // The first claim waits a poll (or a new job): a starting instance answers its readiness probe first.
+    await idle(options.pollMs);
     while (!stopped) {
       const free = options.concurrency - running.size;
       let claimed: ClaimedItem[] = [];
