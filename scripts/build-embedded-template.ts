@@ -20,5 +20,7 @@ if (!templateIsCurrent(names)) {
   const tarball = new Uint8Array(await (await engine.pglite.dumpDataDir('gzip')).arrayBuffer());
   await database.close();
   const path = writeEmbeddedTemplate(tarball, names);
-  console.log(`embedded template: ${path} (${(tarball.length / 1e6).toFixed(1)} MB, ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  console.log(
+    `embedded template: ${path} (${(tarball.length / 1e6).toFixed(1)} MB, ${((performance.now() - started) / 1000).toFixed(1)} s)`,
+  );
 }

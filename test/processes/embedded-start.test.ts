@@ -5,10 +5,11 @@
  * stderr) and work; a restart on the same dir keeps the data and prints the ids and the keys' hints,
  * never a key. Runs the bundle exactly as `npm start` does (spawn-service.ts).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { migrationsList } from '../../migrations/index.js';
 import { bannerOf, json, spawnService, type ServiceProcess } from './spawn-service.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'embedded-start-'));
@@ -88,5 +89,31 @@ describe('npm start on a fresh machine (embedded database, no Redis)', () => {
     const badge = await counts(running, gatewayKey);
     expect(badge.status).toBe(200);
     expect(badge.body.data.unreadCount + badge.body.data.readCount).toBe(40);
+  });
+
+  it("unpacks another new data dir from the build's template with its own demo data and keys (the template holds no rows)", async () => {
+    const manifest = JSON.parse(readFileSync('dist/embedded-template.json', 'utf8')) as { migrations: string[] };
+    expect(manifest.migrations).toEqual(migrationsList.map((migration) => migration.name));
+    const otherDir = mkdtempSync(join(tmpdir(), 'embedded-start-other-'));
+    const other = await spawnService({ ...embedded, DATA_DIR: otherDir });
+    try {
+      const keys = printedKeys(other);
+      expect(keys).toHaveLength(2);
+      expect(keys).not.toContain(gatewayKey);
+      const viewer = await viewerOf(
+        other,
+        keys.find((k) => k.startsWith('gk_'))!,
+      );
+      expect(viewer.organizationId).not.toBe(ids.organizationId);
+      // The unpacked database was seeded like any new one: the demo feed is there.
+      const badge = await counts(
+        other,
+        keys.find((k) => k.startsWith('gk_'))!,
+      );
+      expect(badge.body.data.unreadCount + badge.body.data.readCount).toBe(40);
+    } finally {
+      await other.stop();
+      rmSync(otherDir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +14,7 @@ const MANIFEST = new URL('./embedded-template.json', import.meta.url);
 
 interface Manifest {
   pglite: string;
-  migrations: string[];
+  migrations: readonly string[];
 }
 
 /** The installed PGlite's version (its package.json is not exported: found beside its entry point). */
@@ -54,9 +54,14 @@ export function templateIsCurrent(migrations: readonly string[]): boolean {
   );
 }
 
-/** Writes the template and its manifest beside this module (the build's output dir). */
+/** Writes the template and its manifest beside this module (the build's output dir), each whole or not at all. */
 export function writeEmbeddedTemplate(tarball: Uint8Array, migrations: readonly string[]): string {
-  writeFileSync(TEMPLATE, tarball);
-  writeFileSync(MANIFEST, JSON.stringify({ pglite: pgliteVersion(), migrations } satisfies Manifest));
+  const whole = (file: URL, data: Uint8Array | string) => {
+    const partial = `${fileURLToPath(file)}.${process.pid}.partial`;
+    writeFileSync(partial, data);
+    renameSync(partial, file);
+  };
+  whole(TEMPLATE, tarball);
+  whole(MANIFEST, JSON.stringify({ pglite: pgliteVersion(), migrations } satisfies Manifest));
   return fileURLToPath(TEMPLATE);
 }
