@@ -184,14 +184,13 @@ async function resume(deps: WatchDeps, stream: { userId: string; filter: string 
   const from = eventPosition(stream.lastEventId);
   let missed: NotificationEvent[] | null = null;
   let upTo: EventPosition | null = null;
-  if (from) {
-    try {
-      const read = await deps.readLog(stream.userId, from.entryId);
-      if (read.found) [missed, upTo] = [replay(read.entries, from, stream.filter), from];
-      else upTo = eventPosition(read.tailId);
-    } catch (error) {
-      deps.log.warn({ err: error }, 'could not read the notification log; the resuming stream re-reads');
-    }
+  try {
+    // An id that cannot be ours is looked up as one the log never holds: the answer is its tail.
+    const read = await deps.readLog(stream.userId, from?.entryId ?? UNLOGGED_ID);
+    if (read.found && from) [missed, upTo] = [replay(read.entries, from, stream.filter), from];
+    else if (!read.found) upTo = eventPosition(read.tailId);
+  } catch (error) {
+    deps.log.warn({ err: error }, 'could not read the notification log; the resuming stream re-reads');
   }
   if (missed?.length) upTo = eventPosition(missed.at(-1)!.eventId);
   if (missed && missed.reduce((sum, event) => sum + (eventBytes.get(event) ?? 0), 0) > STREAM_BUFFER_MAX_BYTES) missed = null;

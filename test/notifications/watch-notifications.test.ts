@@ -360,7 +360,7 @@ describe('discovery and metrics', () => {
     const result = await service.request('/api/v1/operations/watchNotifications');
     expect(result.status).toBe(200);
     expect(result.body).toMatchObject({ operationId: 'watchNotifications', scope: 'READ', type: 'subscription' });
-    expect(result.body.result.properties.kind).toEqual({ type: 'string', enum: ['created', 'updated'] });
+    expect(result.body.result.properties.kind).toEqual({ type: 'string', enum: ['created', 'reset', 'updated'] });
     expect(Object.keys(result.body.result.properties).sort()).toEqual(['counts', 'kind', 'notification', 'notificationIds']);
   });
 
