@@ -88,7 +88,7 @@ describe('Redis down meanwhile', () => {
   let dir: string | undefined;
   afterAll(async () => {
     await service?.stop();
-    if (redis && redis.exitCode === null) await stopRedis(redis);
+    if (redis && redis.exitCode === null && redis.signalCode === null) await stopRedis(redis);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
