@@ -139,10 +139,13 @@ export function createLocalEventLog(bus: EventBus, limits: EventLogLimits = EVEN
     if (log.entries.length > limits.maxEntries) log.entries.shift();
     return id;
   };
-  const sweep = setInterval(() => {
-    const idleSince = now() - limits.windowMs;
-    for (const [key, log] of logs) if (log.touchedAt < idleSince) logs.delete(key);
-  }, Math.min(limits.windowMs, 60_000));
+  const sweep = setInterval(
+    () => {
+      const idleSince = now() - limits.windowMs;
+      for (const [key, log] of logs) if (log.touchedAt < idleSince) logs.delete(key);
+    },
+    Math.min(limits.windowMs, 60_000),
+  );
   sweep.unref();
 
   const log: EventLog & { size(): number } = {

@@ -94,7 +94,10 @@ describe('reconnecting with Last-Event-ID', () => {
     const lastId = nextEvents(first)[0].id!;
     first.close();
 
-    const missed = [...(await publishEach(user, ['m1', 'm2'])), ...(await publish(service, user.userId, [{ title: 'm3' }, { title: 'm4' }]))];
+    const missed = [
+      ...(await publishEach(user, ['m1', 'm2'])),
+      ...(await publish(service, user.userId, [{ title: 'm3' }, { title: 'm4' }])),
+    ];
     const resumed = await watch(user, lastId);
     await resumed.next((d) => d.data.notificationIds[0] === missed[3], 2000);
     const [live] = await publishEach(user, ['live']);

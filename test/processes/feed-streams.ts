@@ -85,4 +85,3 @@ export const stopRedis = (child: ChildProcess) =>
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
   });
-

@@ -66,7 +66,8 @@ export function openStream(
             else if (line.startsWith('id:')) id = line.slice(3).replace(/^ /, '');
             else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
           }
-          if (event !== 'message' || data.length) events.push({ event, data: data.join('\n'), at: performance.now(), ...(id !== undefined && { id }) });
+          if (event !== 'message' || data.length)
+            events.push({ event, data: data.join('\n'), at: performance.now(), ...(id !== undefined && { id }) });
         }
         for (const wake of waiters) wake();
       });

@@ -80,7 +80,13 @@ export function createYogaServer(schema: GraphQLSchema, services: Services, comp
     logging: services.log.child({ component: 'yoga' }),
     context: (request) =>
       createContext(
-        { principal: request.principal, requestId: request.requestId, log: request.log, client: request.client, lastEventId: request.lastEventId },
+        {
+          principal: request.principal,
+          requestId: request.requestId,
+          log: request.log,
+          client: request.client,
+          lastEventId: request.lastEventId,
+        },
         services,
       ),
     maskedErrors: { maskError: (error) => maskError(error, services.log) },

@@ -260,7 +260,14 @@ async function runCall<V>(deps: RestDeps, route: RestRoute<Caller, V>, request: 
   const idempotencyKey = route.idempotencyHeader ? readIdempotencyKey(request, route.idempotencyHeader) : undefined;
   const { operation, variables } = readCall(route as RestRoute<Caller, unknown>, request, caller);
   request.restExecuting = true;
-  const context = { principal: caller, requestId: request.id, log: request.log, client: request.client, idempotencyKey, lastEventId: lastEventIdOf(request) };
+  const context = {
+    principal: caller,
+    requestId: request.id,
+    log: request.log,
+    client: request.client,
+    idempotencyKey,
+    lastEventId: lastEventIdOf(request),
+  };
   if (operation.type === 'subscription')
     return sendStream(reply, deps.subscribeOperation, { operation, variables, context, stream: route.stream! });
   if (route.download && acceptsMediaType(request.headers.accept, route.download.mediaType))
