@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { publish, useStreamingService, type Provisioned, type TestService } from '../support/harness.js';
 import { openStream, type SseStream } from '../support/sse-client.js';
 
 /**
@@ -11,13 +11,7 @@ import { openStream, type SseStream } from '../support/sse-client.js';
 
 let service: TestService;
 const open: SseStream[] = [];
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  for (const stream of open) stream.close();
-  await service?.close();
-});
+useStreamingService((started) => (service = started), open);
 
 const SUBSCRIPTION = `subscription($t: String) { notificationEvents(notificationTypeFilter: $t) {
   kind counts { unreadCount readCount } notification { id title } notificationIds } }`;
@@ -59,6 +53,14 @@ const createdIds = (stream: SseStream, data = (raw: any) => raw.data) =>
     .map((e) => data(JSON.parse(e.data)))
     .filter((d) => d.kind === 'created')
     .map((d) => d.notificationIds[0]);
+
+/** A stream that saw one event, then its client left: the id it would resume from. */
+async function seenThenLeft(opened: SseStream, user: Provisioned, notificationType = 'deal_created') {
+  await publishEach(user, ['seen'], notificationType);
+  await opened.next(() => true, 2000);
+  opened.close();
+  return nextEvents(opened)[0].id!;
+}
 
 /** Publishes `titles` one call each, and returns their ids. */
 async function publishEach(user: Provisioned, titles: string[], notificationType = 'deal_created') {
@@ -126,11 +128,7 @@ describe('reconnecting with Last-Event-ID', () => {
 
   it('sends nothing missed when nothing was, then live events', async () => {
     const user = await service.provision();
-    const first = await watch(user);
-    await publishEach(user, ['only']);
-    await first.next(() => true, 2000);
-    first.close();
-    const resumed = await watch(user, nextEvents(first)[0].id);
+    const resumed = await watch(user, await seenThenLeft(await watch(user), user));
     await settle();
     expect(nextEvents(resumed)).toEqual([]);
     const [live] = await publishEach(user, ['live']);
@@ -139,29 +137,23 @@ describe('reconnecting with Last-Event-ID', () => {
 
   it('applies the type filter to replayed events as to live ones', async () => {
     const user = await service.provision();
-    const first = await watch(user, undefined, { notificationTypeFilter: 'task_overdue' });
-    const [task] = await publishEach(user, ['t0'], 'task_overdue');
-    await first.next(() => true, 2000);
-    first.close();
+    const filter = { notificationTypeFilter: 'task_overdue' };
+    const lastId = await seenThenLeft(await watch(user, undefined, filter), user, 'task_overdue');
     const [deal] = await publishEach(user, ['d1'], 'deal_created');
     const [task2] = await publishEach(user, ['t1'], 'task_overdue');
-    const resumed = await watch(user, nextEvents(first)[0].id, { notificationTypeFilter: 'task_overdue' });
+    const resumed = await watch(user, lastId, filter);
     await resumed.next((d) => d.data.notificationIds[0] === task2, 2000);
     await settle();
     expect(createdIds(resumed)).toEqual([task2]);
     expect(createdIds(resumed)).not.toContain(deal);
     expect(JSON.parse(nextEvents(resumed)[0].data).data.counts).toEqual({ unreadCount: 2, readCount: 0 });
-    expect(task).toBeDefined();
   });
 
   it('on /graphql the same: missed events in order, with their ids', async () => {
     const user = await service.provision();
-    const first = await watchGraphql(user);
-    await publishEach(user, ['seen']);
-    await first.next(() => true, 2000);
-    first.close();
+    const lastId = await seenThenLeft(await watchGraphql(user), user);
     const missed = await publishEach(user, ['m1', 'm2']);
-    const resumed = await watchGraphql(user, nextEvents(first)[0].id);
+    const resumed = await watchGraphql(user, lastId);
     await resumed.next((d) => d.data.notificationEvents.notificationIds[0] === missed[1], 2000);
     await settle();
     expect(createdIds(resumed, (raw) => raw.data.notificationEvents)).toEqual(missed);
