@@ -3,7 +3,8 @@
  * per user, through the gateway), then notifications published one at a time through the
  * platform's `publishNotifications`, each to a random one of those users: the time from sending
  * the publish to its event arriving on that user's stream (p50, p99), and the instance's RSS
- * before and with the streams open. The published rows (title `bench-stream-event`) stay: 300 per
+ * before and with the streams open; then resumption (`measureResume`): reconnect with Last-Event-ID
+ * → the missed event, p50 and p99. The published rows (title `bench-stream-event`) stay: 500 per
  * full run among 1,000 users of a million-row feed.
  */
 import { openStream, type SseStream } from '../test/support/sse-client.js';
