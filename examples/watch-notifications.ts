@@ -7,11 +7,12 @@
  *
  * Stops after WATCH_EVENTS events (default: never) or on Ctrl-C (SIGINT).
  *
- * Reconnecting: the service does not store events, so a stream that ended (`complete`: the service
- * restarted, or this client read too slowly) or whose connection dropped missed whatever happened
- * meanwhile. Reopen it after a short random delay, then read `getNotificationCounts` (and the first
- * page of `listNotifications`) once, and go on from the events. After `invalid_key` (the key was
- * revoked), don't reconnect.
+ * Reconnecting: each event has an SSE id; a client that reopens the stream within 5 minutes with the
+ * last id it received as the Last-Event-ID header first gets what it missed (or one `reset` event:
+ * re-read). This example keeps no id: after a stream ended (`complete`) or its connection dropped,
+ * reopen it after a short random delay, read `getNotificationCounts` (and the first page of
+ * `listNotifications`) once, and go on from the events. After `invalid_key` (the key was revoked),
+ * don't reconnect.
  */
 import { gatewayClient, optionsFromEnv } from './client/api-client.js';
 

@@ -44,6 +44,7 @@ import {
   registerStreamMetrics,
 } from '../http/metrics.js';
 import { createLocalEventBus, createRedisEventBus, type EventBus } from '../infra/event-bus.js';
+import { createLocalEventLog, createRedisEventLog, type EventLog } from '../infra/event-log.js';
 import { createStreamRegistry } from '../infra/stream-registry.js';
 import { activeKeyIds } from '../auth/api-keys.data.js';
 import { createNotificationEvents } from '../notifications/notification-events.js';
@@ -79,7 +80,9 @@ export async function buildApp(
   // Loaded only when configured: without REDIS_URL the windows are in-process.
   const redis = config.redisUrl ? await (await import('../infra/redis.js')).connectRedis(config.redisUrl, log) : null;
   const eventBus = config.redisUrl && redis ? createRedisEventBus(config.redisUrl, redis, log) : createLocalEventBus();
-  const services = createServices(config, log, { database, redis, eventBus }, options.webhookResolve);
+  // Each user's recent feed changes, for streams that resume: in Redis beside the bus, else in process.
+  const eventLog = redis ? createRedisEventLog(redis) : createLocalEventLog(eventBus);
+  const services = createServices(config, log, { database, redis, eventBus, eventLog }, options.webhookResolve);
   const http = createHttpServer(config, log);
   registerRoutes(http, services, registry);
   const idempotencySweeper = startIdempotencySweeper(database.sql, config.skipTrace.idempotencySweep, log);
@@ -95,6 +98,8 @@ export async function buildApp(
       await closeHttp(http, services);
       // Traces that outlived their callers (timeouts) may still be writing their results.
       await Promise.allSettled(services.traces.pending());
+      services.notificationEvents.close();
+      eventLog.close();
       eventBus.close();
       redis?.disconnect();
       await database.close();
@@ -118,10 +123,10 @@ async function openDatabaseAndRegistry(config: Config, log: pino.Logger, embedde
 function createServices(
   config: Config,
   log: pino.Logger,
-  backends: { database: Database; redis: Redis | null; eventBus: EventBus },
+  backends: { database: Database; redis: Redis | null; eventBus: EventBus; eventLog: EventLog },
   webhookResolve?: Resolve,
 ): Services {
-  const { database, redis, eventBus } = backends;
+  const { database, redis, eventBus, eventLog } = backends;
   const metrics = createMetricsRegistry(database.pool);
   const skipTraceMetrics = createSkipTraceMetrics(metrics, config.skipTrace.provider.kind);
   const streams = createStreamRegistry({
@@ -155,7 +160,7 @@ function createServices(
     feedWrites: createFeedWrites(config.limits, metrics),
     skipTraceMetrics,
     streams,
-    notificationEvents: createNotificationEvents({ db: database.sql, bus: eventBus, log }),
+    notificationEvents: createNotificationEvents({ db: database.sql, bus: eventBus, eventLog, log }),
     webhookUrls: createWebhookUrlGuard({ allowPrivate: config.webhooks.allowPrivate, resolve: webhookResolve }),
     // Set below: its items run on the services above.
     jobWorker: null as unknown as Services['jobWorker'],

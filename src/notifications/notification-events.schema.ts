@@ -6,6 +6,10 @@ const NotificationEventKind = builder.enumType('NotificationEventKind', {
   values: {
     created: { description: 'A notification was published.' },
     updated: { description: 'Notifications were marked read or unread.' },
+    reset: {
+      description:
+        'The stream resumed from a Last-Event-ID it cannot replay from (unknown, or older than 5 minutes), or events may have been lost: re-read the feed; counts are current.',
+    },
   },
 });
 
@@ -35,13 +39,13 @@ builder.subscriptionFields((t) => ({
   notificationEvents: t.withAuth({ READ: true }).field({
     type: NotificationEventRef,
     description:
-      "Pushes each change to the caller's feed as it commits (Server-Sent Events): created events (only of notificationTypeFilter's type, when given) and updated events (always, with the filter's counts).",
+      "Pushes each change to the caller's feed as it commits (Server-Sent Events): created events (only of notificationTypeFilter's type, when given) and updated events (always, with the filter's counts). Each event has an SSE id: reconnecting with it as the Last-Event-ID header within 5 minutes first replays the events missed, in order (one reset event when they cannot be told).",
     args: { notificationTypeFilter: t.arg.string({ description: 'Exact notification type; empty ≡ omitted.' }) },
     subscribe: (_root, args, ctx) => {
       // The slot is held for as long as the response is: until it ends, or its client leaves.
       const { keyId, userId, organizationId } = ctx.principal;
       const lease = ctx.services.streams.open({ keyId, userId, organizationId }, ctx.client);
-      return ctx.services.notificationEvents.subscribe(userId, args.notificationTypeFilter || null, lease);
+      return ctx.services.notificationEvents.subscribe(userId, args.notificationTypeFilter || null, lease, ctx.lastEventId);
     },
     resolve: (event) => event,
   }),

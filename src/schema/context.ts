@@ -46,6 +46,8 @@ export interface RequestContext {
   log: Logger;
   /** Whether the caller is still connected, and what to undo if its response is not delivered. */
   client: ClientWatch;
+  /** The request's Last-Event-ID header (a stream resuming after the event of that id), unchecked. */
+  lastEventId?: string;
   /** Set by a REST route that accepts an Idempotency-Key, when the request carries one. */
   idempotencyKey?: IdempotencyKey;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
+import { publish, startService, useStreamingService, type Provisioned, type TestService } from '../support/harness.js';
 import { openStalledStream, openStream, type SseStream } from '../support/sse-client.js';
 
 /**
@@ -13,13 +13,7 @@ import { openStalledStream, openStream, type SseStream } from '../support/sse-cl
 
 let service: TestService;
 const open: SseStream[] = [];
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  for (const stream of open) stream.close();
-  await service?.close();
-});
+useStreamingService((started) => (service = started), open);
 
 const SUBSCRIPTION = `subscription($t: String) { notificationEvents(notificationTypeFilter: $t) {
   kind counts { unreadCount readCount } notification { id notificationType title isSeen createdAt } notificationIds } }`;
@@ -360,7 +354,7 @@ describe('discovery and metrics', () => {
     const result = await service.request('/api/v1/operations/watchNotifications');
     expect(result.status).toBe(200);
     expect(result.body).toMatchObject({ operationId: 'watchNotifications', scope: 'READ', type: 'subscription' });
-    expect(result.body.result.properties.kind).toEqual({ type: 'string', enum: ['created', 'updated'] });
+    expect(result.body.result.properties.kind).toEqual({ type: 'string', enum: ['created', 'reset', 'updated'] });
     expect(Object.keys(result.body.result.properties).sort()).toEqual(['counts', 'kind', 'notification', 'notificationIds']);
   });
 

@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStream, type SseStream } from '../support/sse-client.js';
+import { provision, publishOne, startRedis, stopRedis } from './feed-streams.js';
 import { freePort, graphql, json, requireRealBackends, spawnService, type ServiceProcess } from './spawn-service.js';
 
 /**
@@ -23,47 +22,6 @@ afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
 });
 
-async function provision(service: ServiceProcess) {
-  const org = await graphql(
-    service,
-    `
-      mutation {
-        createOrganization(name: "Streams") {
-          id
-        }
-      }
-    `,
-  );
-  const user = await graphql(
-    service,
-    `
-      mutation ($o: ID!, $e: String!) {
-        createUser(organizationId: $o, email: $e) {
-          id
-        }
-      }
-    `,
-    {
-      o: org.body.data.createOrganization.id,
-      e: `${randomUUID()}@example.com`,
-    },
-  );
-  const userId = user.body.data.createUser.id as string;
-  const key = await graphql(
-    service,
-    `
-      mutation ($u: ID!) {
-        createApiKey(userId: $u, scopes: [READ, WRITE]) {
-          id
-          secret
-        }
-      }
-    `,
-    { u: userId },
-  );
-  return { userId, keyId: key.body.data.createApiKey.id as string, key: key.body.data.createApiKey.secret as string };
-}
-
 async function watch(service: ServiceProcess, key: string) {
   const stream = await openStream(`${service.url}/api/v1/call`, {
     headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' },
@@ -73,22 +31,6 @@ async function watch(service: ServiceProcess, key: string) {
   streams.push(stream);
   // No pause: a stream answers only once its subscription is confirmed by Redis.
   return stream;
-}
-
-async function publishOne(service: ServiceProcess, userId: string, title: string) {
-  const result = await graphql(
-    service,
-    `
-      mutation ($input: [PublishNotificationInput!]!) {
-        publishNotifications(input: $input) {
-          id
-        }
-      }
-    `,
-    { input: [{ userId, notificationType: 'deal_created', title, body: 'Body' }] },
-  );
-  expect(result.body.errors).toBeUndefined();
-  return result.body.data.publishNotifications[0].id as string;
 }
 
 describe('watchNotifications across processes', () => {
@@ -160,29 +102,6 @@ describe('shutdown', () => {
   });
 });
 
-/** A redis-server of this test's own (never the shared one), on `port`. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-  });
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const up = await new Promise<boolean>((resolve) => {
-      const socket = createServer().listen(port, '127.0.0.1');
-      socket.once('listening', () => socket.close(() => resolve(false)));
-      socket.once('error', () => resolve(true));
-    });
-    if (up) return child;
-    if (Date.now() > deadline) throw new Error('redis-server did not start');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-const stopRedis = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-
 describe('Redis restarted mid-stream', () => {
   let redis: ChildProcess | undefined;
   let service: ServiceProcess | undefined;
@@ -191,7 +110,7 @@ describe('Redis restarted mid-stream', () => {
     if (redis && redis.exitCode === null) await stopRedis(redis);
   });
 
-  it('keeps the stream open, delivers this instance’s publishes meanwhile, and resumes with an updated event (counts) when Redis returns', async () => {
+  it('keeps the stream open, delivers this instance’s publishes meanwhile, and resumes with a reset event (counts) when Redis returns', async () => {
     const port = await freePort();
     redis = await startRedis(port);
     service = await spawnService({ REDIS_URL: `redis://127.0.0.1:${port}` });
@@ -211,8 +130,8 @@ describe('Redis restarted mid-stream', () => {
     await second.next((d) => d.data.notificationIds[0] === during, 2000);
 
     redis = await startRedis(port);
-    const resumed = await stream.next((d) => d.data.kind === 'updated', 10_000);
-    expect(resumed.data).toEqual({ kind: 'updated', notification: null, notificationIds: [], counts: { unreadCount: 2, readCount: 0 } });
+    const resumed = await stream.next((d) => d.data.kind === 'reset', 10_000);
+    expect(resumed.data).toEqual({ kind: 'reset', notification: null, notificationIds: [], counts: { unreadCount: 2, readCount: 0 } });
     const after = await publishOne(service, user.userId, 'after');
     const event = await stream.next((d) => d.data.notificationIds[0] === after, 2000);
     expect(event.data.counts).toEqual({ unreadCount: 3, readCount: 0 });

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DestinationStream } from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import { createLogger } from '../../src/infra/logger.js';
 import { buildApp, type App } from '../../src/app/app.js';
 import { loadConfig } from '../../src/infra/config.js';
@@ -169,4 +170,14 @@ export async function publish(service: TestService, userId: string, items: Array
   });
   if (!result.body.data) throw new Error(JSON.stringify(result.body.errors));
   return result.body.data.publishNotifications.map((n: { id: string }) => n.id);
+}
+
+/** Starts a service (`assign`ed) before the file's tests; after them, closes the streams in `open`, then the service. */
+export function useStreamingService(assign: (service: TestService) => void, open: Array<{ close(): void }>) {
+  let started: TestService | undefined;
+  beforeAll(async () => assign((started = await startService())));
+  afterAll(async () => {
+    for (const stream of open) stream.close();
+    await started?.close();
+  });
 }

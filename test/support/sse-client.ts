@@ -8,6 +8,8 @@ import { connect, type Socket } from 'node:net';
 export interface SseEvent {
   event: string;
   data: string;
+  /** Its `id` line, if it had one. */
+  id?: string;
   /** When it arrived (performance.now()). */
   at: number;
 }
@@ -56,13 +58,16 @@ export function openStream(
           const block = buffer.slice(0, boundary);
           buffer = buffer.slice(boundary + 2);
           let event = 'message';
+          let id: string | undefined;
           const data: string[] = [];
           for (const line of block.split('\n')) {
             if (line.startsWith(':')) comments.push(performance.now());
             else if (line.startsWith('event:')) event = line.slice(6).trim();
+            else if (line.startsWith('id:')) id = line.slice(3).replace(/^ /, '');
             else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
           }
-          if (event !== 'message' || data.length) events.push({ event, data: data.join('\n'), at: performance.now() });
+          if (event !== 'message' || data.length)
+            events.push({ event, data: data.join('\n'), at: performance.now(), ...(id !== undefined && { id }) });
         }
         for (const wake of waiters) wake();
       });

@@ -11,6 +11,8 @@ export type ActorType =
 export type NotificationEventKind =
   /** A notification was published. */
   | 'created'
+  /** The stream resumed from a Last-Event-ID it cannot replay from (unknown, or older than 5 minutes), or events may have been lost: re-read the feed; counts are current. */
+  | 'reset'
   /** Notifications were marked read or unread. */
   | 'updated';
 

@@ -104,7 +104,7 @@ function streamsReference(streams: GatewayOperation[]): Pick<RouteReference, 'st
   return {
     streams: {
       'text/event-stream': {
-        description: `With \`Accept: text/event-stream\`, for ${listed((op) => op.operationId)}: Server-Sent Events (GraphQL over SSE); each \`next\` event's data is \`{"data": <event>}\`, as ${listed((op) => names(op.operationId).response)} describes it.`,
+        description: `With \`Accept: text/event-stream\`, for ${listed((op) => op.operationId)}: Server-Sent Events (GraphQL over SSE); each \`next\` event's data is \`{"data": <event>}\`, as ${listed((op) => names(op.operationId).response)} describes it. Each event has an \`id\`: reconnecting with it as the \`Last-Event-ID\` header within 5 minutes first replays the events missed, in order (or sends one \`reset\` event: re-read).`,
         // An SSE body is text; contentSchema names the JSON its events carry, so tools can find it.
         schema: { type: 'string', contentSchema: oneOrAnyOf(streams.map((op) => component(names(op.operationId).response))) },
       },

@@ -4,6 +4,7 @@ import { identifyCaller, credentialGuard, rateLimitMessage } from '../credential
 import { ANY_CALLER } from '../../schema/principal.js';
 import { GRAPHQL_BODY_LIMIT_BYTES } from '../server.js';
 import { selfOnlyContentSecurityPolicy } from '../content-security-policy.js';
+import { lastEventIdOf } from '../streams/event-stream.js';
 import {
   graphqlRefusal,
   refusalOf,
@@ -66,7 +67,7 @@ export function registerGraphqlRoutes(
       const refusal = refuseBody(request.method, request.body) ?? (request.method === 'GET' ? refuseQueryParams(request.url) : null);
       if (refusal) return refuse(reply, refusal);
 
-      const context = { principal, requestId: request.id, log: request.log, client: request.client };
+      const context = { principal, requestId: request.id, log: request.log, client: request.client, lastEventId: lastEventIdOf(request) };
       // A repeated, already validated and compiled document: answered as Yoga would, without it (fast-path.ts).
       if (await fastPath(request, reply, context)) return reply;
       const response = await yoga.handleNodeRequestAndResponse(request, reply, context);

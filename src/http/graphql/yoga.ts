@@ -79,7 +79,16 @@ export function createYogaServer(schema: GraphQLSchema, services: Services, comp
     landingPage: false,
     logging: services.log.child({ component: 'yoga' }),
     context: (request) =>
-      createContext({ principal: request.principal, requestId: request.requestId, log: request.log, client: request.client }, services),
+      createContext(
+        {
+          principal: request.principal,
+          requestId: request.requestId,
+          log: request.log,
+          client: request.client,
+          lastEventId: request.lastEventId,
+        },
+        services,
+      ),
     maskedErrors: { maskError: (error) => maskError(error, services.log) },
     // One operation per request; see BATCHING_ENABLED for why. An array body gets BAD_USER_INPUT.
     batching: BATCHING_ENABLED,

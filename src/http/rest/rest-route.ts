@@ -9,6 +9,7 @@ import { allowOnly } from '../server.js';
 import { identifyCaller, refuseUnidentified } from '../credential-guard.js';
 import type { OperationExecutor, OperationSubscriber } from './operation-executor.js';
 import { requireEventStream, sendStream, type RestStream } from '../streams/rest-stream.js';
+import { lastEventIdOf } from '../streams/event-stream.js';
 import { fragmentsOf, resultJsonSchema, type JsonSchema } from '../../schema/json-schema.js';
 import type { ErrorDetail, ErrorKind } from '../../common/errors.js';
 import { variablesValidator, type VariablesValidator } from './variables.js';
@@ -259,7 +260,14 @@ async function runCall<V>(deps: RestDeps, route: RestRoute<Caller, V>, request: 
   const idempotencyKey = route.idempotencyHeader ? readIdempotencyKey(request, route.idempotencyHeader) : undefined;
   const { operation, variables } = readCall(route as RestRoute<Caller, unknown>, request, caller);
   request.restExecuting = true;
-  const context = { principal: caller, requestId: request.id, log: request.log, client: request.client, idempotencyKey };
+  const context = {
+    principal: caller,
+    requestId: request.id,
+    log: request.log,
+    client: request.client,
+    idempotencyKey,
+    lastEventId: lastEventIdOf(request),
+  };
   if (operation.type === 'subscription')
     return sendStream(reply, deps.subscribeOperation, { operation, variables, context, stream: route.stream! });
   if (route.download && acceptsMediaType(request.headers.accept, route.download.mediaType))

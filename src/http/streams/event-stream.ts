@@ -12,12 +12,20 @@ export const EVENT_STREAM_HEADERS = {
   'X-Accel-Buffering': 'no',
 } as const;
 
+/** A request's Last-Event-ID header (what EventSource sends when it reconnects), if it sent one. */
+export const lastEventIdOf = (request: { headers: Record<string, string | string[] | undefined> }) => {
+  const value = request.headers['last-event-id'];
+  return typeof value === 'string' ? value : undefined;
+};
+
 /** Whether a request's Accept header asks for an event stream. */
 export const acceptsEventStream = (accept: string | null | undefined) => /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept ?? '');
 
 export interface EventStreamFormat<T> {
   /** The `next` event's data for a value of the source. */
   next(value: T): unknown;
+  /** The `id` of the `next` event of a value, if it has one (a client resumes from it: Last-Event-ID). */
+  id?(value: T): string | undefined;
   /** The last `next` event's data when the source fails (it then completes). */
   error(error: unknown): unknown;
   /** Encoded `next` events of values shared between streams (shared-subscribe.ts), one map per route. */
@@ -27,12 +35,15 @@ export interface EventStreamFormat<T> {
 const encoder = new TextEncoder();
 const COMMENT = encoder.encode(':\n\n');
 const COMPLETE = encoder.encode('event: complete\ndata:\n\n');
-const nextEvent = (data: unknown) => encoder.encode(`event: next\ndata: ${JSON.stringify(data)}\n\n`);
+// An id with a line break would end its line early: ids are ours, but never trusted to be one line.
+const idLine = (id: string | undefined) => (id && !/[\r\n]/.test(id) ? `id: ${id}\n` : '');
+const nextEvent = (data: unknown, id?: string) => encoder.encode(`event: next\n${idLine(id)}data: ${JSON.stringify(data)}\n\n`);
 
 function encodeNext<T>(format: EventStreamFormat<T>, value: T): Uint8Array {
-  if (!format.encoded || typeof value !== 'object' || value === null) return nextEvent(format.next(value));
+  const encode = () => nextEvent(format.next(value), format.id?.(value));
+  if (!format.encoded || typeof value !== 'object' || value === null) return encode();
   let chunk = format.encoded.get(value);
-  if (!chunk) format.encoded.set(value, (chunk = nextEvent(format.next(value))));
+  if (!chunk) format.encoded.set(value, (chunk = encode()));
   return chunk;
 }
 

@@ -3,7 +3,7 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { AppError } from '../../common/errors.js';
 import { acceptsEventStream, EVENT_STREAM_HEADERS, eventStream } from './event-stream.js';
-import { sharedSubscribe } from './shared-subscribe.js';
+import { resultEventIds, sharedSubscribe } from './shared-subscribe.js';
 import { graphqlRefusal, maskError, refusalOf, type GraphqlRefusal } from '../graphql/graphql-errors.js';
 
 const errorJson = (error: GraphQLError) => ({
@@ -49,6 +49,7 @@ export function useGraphqlStreams(log: Logger): Plugin {
             new fetchAPI.Response(
               eventStream(events, {
                 encoded,
+                id: (value) => resultEventIds.get(value),
                 next: (value) => ({ data: value.data ?? null, ...(value.errors?.length && { errors: value.errors.map(errorJson) }) }),
                 error: (error) => ({ errors: [errorJson(maskError(error, log))] }),
               }),

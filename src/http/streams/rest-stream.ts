@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../common/errors.js';
 import type { RequestContext } from '../../schema/context.js';
 import { acceptsEventStream, EVENT_STREAM_HEADERS, eventStream } from './event-stream.js';
+import { resultEventIds } from './shared-subscribe.js';
 import { maskError } from '../graphql/graphql-errors.js';
 import type { OperationSubscriber } from '../rest/operation-executor.js';
 import type { RestOperation } from '../rest/rest-route.js';
@@ -41,6 +42,7 @@ export async function sendStream(
   if (!encoded) encodedByRoute.set(stream, (encoded = new WeakMap()));
   const body = eventStream(events, {
     encoded,
+    id: (result) => resultEventIds.get(result),
     next: (result) => {
       const failure = result.errors?.[0];
       return failure

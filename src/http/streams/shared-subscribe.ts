@@ -4,6 +4,18 @@ import type { Principal } from '../../schema/principal.js';
 type SubscribeResult = AsyncIterableIterator<ExecutionResult> | ExecutionResult;
 
 /**
+ * The SSE id of a result whose source event carries one (`eventId`, e.g. a feed event): the writer
+ * sends it as the event's `id`, which a reconnecting client sends back as Last-Event-ID.
+ */
+export const resultEventIds = new WeakMap<object, string>();
+
+const withEventId = (payload: unknown) => (result: ExecutionResult) => {
+  const eventId = (payload as { eventId?: unknown } | null)?.eventId;
+  if (typeof eventId === 'string') resultEventIds.set(result, eventId);
+  return result;
+};
+
+/**
  * Streams' execution: GraphQL's subscribe, except that a source event shared by several streams is
  * executed once per way of reading it (document, variables, user, scopes), and the writer encodes
  * that one result once. A result with errors is never shared.
@@ -23,7 +35,7 @@ export function createSharedSubscribe() {
   };
 
   const resultFor = (args: ExecutionArgs, reading: string | null, payload: unknown): Promise<ExecutionResult> => {
-    const run = async () => execute({ ...args, rootValue: payload });
+    const run = async () => withEventId(payload)(await execute({ ...args, rootValue: payload }));
     if (reading === null || typeof payload !== 'object' || payload === null) return run();
     let byReading = results.get(payload);
     if (!byReading) results.set(payload, (byReading = new Map()));
