@@ -198,7 +198,8 @@ async function startPeers(servers: Partial<Record<ServerKind, Server>>, common: 
 function withPeersOnly(scenario: Scenario): Scenario {
   const targets = scenario.targets.filter((t) => t.server === 'service' || peers.has(t.server));
   const service = targets.find((t) => t.server === 'service');
-  if (baselineRoot && service) targets.splice(1, 0, { ...service, server: 'baseline', label: 'service before (baseline)' });
+  if (baselineRoot && service)
+    targets.splice(1, 0, { ...service, server: 'baseline', label: 'service before (baseline)', load: scenario.rewriteLoad ?? service.load });
   return { ...scenario, targets };
 }
 
@@ -230,16 +231,18 @@ async function measure(scenario: Scenario, servers: Record<ServerKind, Server>, 
   if (problem) throw new Error(`${scenario.id}: ${problem}`);
   const runs = new Map(scenario.targets.map((t) => [t, [] as RunResult[]]));
   const autocannonRuns = new Map(scenario.targets.map((t) => [t, [] as RunResult[]]));
-  const run = (target: Scenario['targets'][number], secs: number, generator: LoadGenerator = 'wrk') =>
-    runLoad({
+  const run = (target: Scenario['targets'][number], secs: number, generator: LoadGenerator = 'wrk') => {
+    const load = target.load ?? scenario.load;
+    return runLoad({
       url: servers[target.server].url,
       pid: servers[target.server].pid,
-      connections: scenario.load?.connections ?? CONNECTIONS,
+      connections: load?.connections ?? CONNECTIONS,
       seconds: secs,
       perConnection: target.requests,
       generator,
-      ...(scenario.load && { amount: scenario.load.requestsPerRound, timeoutSeconds: scenario.load.timeoutSeconds }),
+      ...(load && { amount: load.requestsPerRound, timeoutSeconds: load.timeoutSeconds }),
     });
+  };
   // A scenario with its own load (markAll) runs on autocannon anyway: nothing to compare.
   const compare = compareAutocannon && !scenario.load;
   for (const target of scenario.targets) await run(target, warmup);
