@@ -65,6 +65,8 @@ const LIMITS = {
   GATEWAY_RATE_LIMIT_PER_MIN: '100000000',
   SKIPTRACE_RATE_LIMIT_PER_MIN: '100000000',
   SKIPTRACE_MAX_IN_FLIGHT: '64',
+  // The data is fixed and dated up to a year back: a retention would have the sweep delete part of it during the run.
+  NOTIFICATION_RETENTION_DAYS: '0',
 };
 
 async function main() {
