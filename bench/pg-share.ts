@@ -55,6 +55,8 @@ try {
       NODE_ENV: 'production',
       INTERNAL_API_TOKEN: `pt_${randomBytes(24).toString('hex')}`,
       GATEWAY_RATE_LIMIT_PER_MIN: '100000000',
+      // The generated data is dated up to a year back: no retention sweep while it is measured.
+      NOTIFICATION_RETENTION_DAYS: '0',
       SKIPTRACE_RATE_LIMIT_PER_MIN: '100000000',
       SKIPTRACE_MAX_IN_FLIGHT: '64',
     },

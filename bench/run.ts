@@ -119,7 +119,9 @@ async function main() {
     if (baselineUrl !== url) {
       // The baseline's own database: the same data, and the same resets before the run (loadFixture makes them).
       const baselineData = await ensureData(baselineUrl, scale, seed, { force: flag('regenerate') });
-      log(`baseline database ${baselineDatabase}: ${baselineData.generated ? `data generated in ${baselineData.seconds.toFixed(1)} s` : 'data in place'}`);
+      log(
+        `baseline database ${baselineDatabase}: ${baselineData.generated ? `data generated in ${baselineData.seconds.toFixed(1)} s` : 'data in place'}`,
+      );
       await loadFixture(baselineUrl, scale, seed, CONNECTIONS);
     }
     const urls = Object.fromEntries(Object.entries(servers).map(([k, s]) => [k, s!.url])) as Record<ServerKind, string>;
@@ -201,7 +203,12 @@ function withPeersOnly(scenario: Scenario): Scenario {
   const targets = scenario.targets.filter((t) => t.server === 'service' || peers.has(t.server));
   const service = targets.find((t) => t.server === 'service');
   if (baselineRoot && service)
-    targets.splice(1, 0, { ...service, server: 'baseline', label: 'service before (baseline)', load: scenario.rewriteLoad ?? service.load });
+    targets.splice(1, 0, {
+      ...service,
+      server: 'baseline',
+      label: 'service before (baseline)',
+      load: scenario.rewriteLoad ?? service.load,
+    });
   return { ...scenario, targets };
 }
 

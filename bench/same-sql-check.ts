@@ -23,9 +23,13 @@ const SCENARIOS = ['feed', 'feed-deep', 'feed-type', 'feed-search', 'feed-heavy'
 
 /** A log excerpt as a list of "statement || its parameters", the feed's and the key lookup's only. */
 function statements(text: string): string[] {
-  const entries = text
-    .split(/\n(?=\d{4}-\d\d-\d\d )/)
-    .map((e) => e.replace(/^\S+ \S+ UTC \[\d+\] (\S+@\S+ )?/, '').replace(/execute s\d+/, 'execute').replace(/\s+/g, ' ').trim());
+  const entries = text.split(/\n(?=\d{4}-\d\d-\d\d )/).map((e) =>
+    e
+      .replace(/^\S+ \S+ UTC \[\d+\] (\S+@\S+ )?/, '')
+      .replace(/execute s\d+/, 'execute')
+      .replace(/\s+/g, ' ')
+      .trim(),
+  );
   const listed: string[] = [];
   entries.forEach((entry, i) => {
     if (!/^LOG: (execute|statement)/.test(entry) || !/api_keys|notification/.test(entry) || /notification_sweep/.test(entry)) return;
@@ -42,6 +46,8 @@ async function main() {
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
     GATEWAY_RATE_LIMIT_PER_MIN: '100000000',
+    // The bench's data is dated up to a year back: no retention sweep during the check.
+    NOTIFICATION_RETENTION_DAYS: '0',
     INTERNAL_API_TOKEN: 'same-sql-check-platform-token-0123',
     // node-postgres passes it on as each session's options.
     PGOPTIONS: '-c log_statement=all',

@@ -110,14 +110,16 @@ export const TARGETS: Target[] = [
     scenarios: ['markAll'],
     metric: { kind: 'p99-ms' },
     threshold: 50,
-    source: "the issue: a mark of everything costs the same for 100 and 100,000 rows; one request at a time, so its latency is the call's own",
+    source:
+      "the issue: a mark of everything costs the same for 100 and 100,000 rows; one request at a time, so its latency is the call's own",
   },
   {
     name: 'no slower than the baseline (--baseline: the tree before a change)',
     scenarios: ['feed', 'feed-heavy', 'counts', 'counts-heavy', 'mark', 'markAll'],
     metric: { kind: 'rps-ratio', against: 'baseline' },
     threshold: 1,
-    source: "the issue: feed, counts and marks by id no slower than the main before the feed's read marks, archive and expiry, alternated on the same data",
+    source:
+      "the issue: feed, counts and marks by id no slower than the main before the feed's read marks, archive and expiry, alternated on the same data",
   },
   {
     name: 'embedded start-up ≤ PGlite + 0.5 s',

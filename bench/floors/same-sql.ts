@@ -10,7 +10,7 @@
  * up (`findActiveGatewayKey`) while a point of its rate window, keyed by the key's hash, is spent
  * in Redis, before the body is read; then the operation's statements, those of
  * `notifications/feed.data.ts` since the read marks, archive and expiry: a feed page and its
- * totals in one statement (each row's state read through `notification_seen_state`, archived and
+ * totals in one statement (each row's state read through `notification_seen_states`, archived and
  * expired rows left out, totals from the live counter rows), the counts from the counter rows less
  * the expired rows not swept yet, a mark by id that takes the latest mark-all's `mark_gen` and
  * returns the changed ids, a mark of everything through `notification_mark_all`; each mark then
@@ -49,10 +49,11 @@ async function gatewayKey(hash: string): Promise<UserKey | null> {
   return (rows[0] as UserKey | undefined) ?? null;
 }
 
-/** A row's state through the user's mark-alls, as the service reads it (`seenState` in feed.data.ts); `row` is the alias with its dot, or ''. */
-const seenState = (row: string) =>
-  `notification_seen_state(${['user_id', 'notification_type', 'inserted_xid', 'mark_gen', 'archived_at', 'is_seen', 'seen_at'].map((c) => row + c).join(', ')})`;
-const STATE = `cross join lateral ${seenState('n.')} s`;
+/** A row's state through the user's mark-alls, as the service reads it (`seenState`, `STATE` in feed.data.ts); `row` is the alias with its dot, or ''. */
+const stateArguments = (row: string) =>
+  ['user_id', 'notification_type', 'inserted_xid', 'mark_gen', 'archived_at', 'is_seen', 'seen_at'].map((c) => row + c).join(', ');
+const seenState = (row: string) => `notification_seen_state(${stateArguments(row)})`;
+const STATE = `cross join lateral notification_seen_states(${stateArguments('n.')}) s`;
 /** The feed's columns with the state read through the marks (`COLUMNS` in feed.data.ts). */
 const STATE_COLUMNS = `n.id, n.notification_type, s.is_seen, n.title, n.body, n.created_at, s.seen_at,
   n.contact_id, n.deal_id, n.note_id, n.reply_id, n.task_id, n.call_id, n.action_type, n.action_target_id, n.archived_at`;
@@ -105,7 +106,11 @@ async function markNotificationsRead(userId: string, v: Record<string, unknown>)
       where user_id = $3 and id = any($4::uuid[]) and (${seenState('')}).is_seen <> $5 returning id`,
     [userId, isSeen, userId, `{${ids.join(',')}}`, isSeen],
   );
-  if (rows.length) await publishUpdated(userId, rows.map((r) => r.id as string));
+  if (rows.length)
+    await publishUpdated(
+      userId,
+      rows.map((r) => r.id as string),
+    );
   return { success: true, updatedCount: rows.length };
 }
 

@@ -199,7 +199,11 @@ function evaluate(target: Target, input: ReportInput): Line[] {
         case 'p99-ms': {
           const floor = find(id, 'floor');
           const value = service?.p99 ?? Number.NaN;
-          return line(name, value, `${ms(value)} ms (same-SQL floor ${ms(floor?.p99 ?? Number.NaN)} ms; p50 ${ms(service?.p50 ?? Number.NaN)} ms)`);
+          return line(
+            name,
+            value,
+            `${ms(value)} ms (same-SQL floor ${ms(floor?.p99 ?? Number.NaN)} ms; p50 ${ms(service?.p50 ?? Number.NaN)} ms)`,
+          );
         }
         default:
           throw new Error(`${target.name}: ${metric.kind} is not a per-scenario metric`);
