@@ -11,13 +11,11 @@
  *
  * Run `npm run build` first (the bundle the service runs), and under the bench lock on a shared machine.
  */
-import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import pg from 'pg';
-import { openDatabase } from '../src/infra/database/orm.js';
-import { DEFAULT_SEED, ensureData, QUICK } from './generate-data.js';
-import { withDatabase } from './lib/common.js';
-import { cpuSecondsOf, startServer } from './lib/servers.js';
+import { QUICK } from './generate-data.js';
+import { withScratchDatabase } from './lib/scratch.js';
+import { cpuSecondsOf, startScratchService } from './lib/servers.js';
 
 const argv = process.argv.slice(2);
 const option = (name: string, fallback: number) => (argv.includes(`--${name}`) ? Number(argv[argv.indexOf(`--${name}`) + 1]) : fallback);
@@ -25,9 +23,6 @@ const ROWS = option('rows', 1_000_000);
 const BATCH = option('batch', 500);
 const INSERT_BATCH = 100_000;
 
-const baseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const database = `sweep_cost_${randomBytes(4).toString('hex')}`;
-const url = withDatabase(baseUrl, database);
 const seconds = (since: number) => (performance.now() - since) / 1000;
 const log = (line: string) => console.error(`[sweep-cost ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
@@ -50,12 +45,7 @@ async function publishExpired(client: pg.Client): Promise<number> {
 }
 
 async function main() {
-  const admin = new pg.Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`create database ${database}`);
-  try {
-    await (await openDatabase({ kind: 'postgres', url, poolMax: 1 })).close();
-    await ensureData(url, QUICK, DEFAULT_SEED);
+  await withScratchDatabase('sweep_cost', async (url) => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
@@ -63,17 +53,14 @@ async function main() {
       log(`${ROWS} expired rows published in ${inserted.toFixed(1)} s`);
       await client.query('vacuum analyze notifications');
       await client.query('checkpoint');
-      await sweep(client, inserted);
+      await sweep(client, url, inserted);
     } finally {
       await client.end();
     }
-  } finally {
-    await admin.query(`drop database if exists ${database} with (force)`);
-    await admin.end();
-  }
+  });
 }
 
-async function sweep(client: pg.Client, insertedSeconds: number) {
+async function sweep(client: pg.Client, url: string, insertedSeconds: number) {
   const io = async () =>
     (
       await client.query<{ wal: string; read: string; hit: string }>(
@@ -89,19 +76,10 @@ async function sweep(client: pg.Client, insertedSeconds: number) {
     ).rows.map((r) => r.pid);
   const before = await io();
   const started = performance.now();
-  const server = await startServer({
-    name: 'sweep-cost',
-    script: 'dist/main.js',
-    port: 20_000 + Math.floor(Math.random() * 20_000),
-    env: {
-      DATABASE_URL: url,
-      REDIS_URL: process.env.REDIS_URL ?? '',
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-      INTERNAL_API_TOKEN: `pt_${randomBytes(24).toString('hex')}`,
-      NOTIFICATION_SWEEP_INTERVAL_MS: '100',
-      NOTIFICATION_SWEEP_BATCH: String(BATCH),
-    },
+  // The sweep back to back: the next sweep 100 ms after one ends.
+  const server = await startScratchService('sweep-cost', url, {
+    NOTIFICATION_SWEEP_INTERVAL_MS: '100',
+    NOTIFICATION_SWEEP_BATCH: String(BATCH),
   });
   const service0 = cpuSecondsOf(server.pid);
   const pgCpu = new Map<number, [number, number]>();
