@@ -196,22 +196,46 @@ export async function ensureData(url: string, scale: Scale, seed: number, option
 /**
  * Puts the heavy user's (user 0's) read state back as `generate` made it, from the same hashes
  * (row g's id from md5(seed, 'n', 0, g), its read state and seenAt from md5(seed, 'r', 0, g)):
- * the markAll scenario flips the whole feed. Only rows that differ are written.
+ * the markAll scenario flips the whole feed, by rewriting rows (before the read marks) or by
+ * adding read marks (since). Only rows that differ are written; the user's read marks are deleted
+ * and its counter rows recounted from the rows (their `mark_gen` kept, so a later mark-all's number
+ * is still above every row's). On a database of a tree before the read marks, only the rows.
  */
 export async function restoreHeavyUserReadState(client: pg.Client, scale: Scale, seed: number): Promise<number> {
+  const user = userId(seed, 0);
+  const marks = (await scalar<string | null>(client, `select to_regclass('notification_read_marks')::text`)) !== null;
   // A writer of the user's rows like any other: the service's user lock first (src/notifications/feed.data.ts), or it
   // could deadlock with a mark of everything still running.
-  const result = await client.query(
-    `with serialized as materialized (select pg_advisory_xact_lock(${0x6e6f7466}, hashtext($3::text)))
-     update notifications n
-        set is_seen = g.seen, seen_at = case when g.seen then n.created_at + make_interval(secs => (g.h2 / 3) % 86400) end
-       from serialized, (select md5(concat_ws(':', $1::int, 'n', 0, i))::uuid as id, bench_meta.h(m, 2) % 3 = 0 as seen, bench_meta.h(m, 2) as h2
-               from generate_series(1, $2::int) i, md5(concat_ws(':', $1::int, 'r', 0, i)) as m) g
-      where n.id = g.id and n.user_id = $3::uuid
-        and (n.is_seen, n.seen_at) is distinct from (g.seen, case when g.seen then n.created_at + make_interval(secs => (g.h2 / 3) % 86400) end)`,
-    [seed, feedSizes(scale, seed)[0], userId(seed, 0)],
-  );
-  return result.rowCount ?? 0;
+  await client.query('begin');
+  try {
+    await client.query(`select pg_advisory_xact_lock(${0x6e6f7466}, hashtext($1::text))`, [user]);
+    if (marks) await client.query(`delete from notification_read_marks where user_id = $1`, [user]);
+    const result = await client.query(
+      `update notifications n
+          set is_seen = g.seen, seen_at = case when g.seen then n.created_at + make_interval(secs => (g.h2 / 3) % 86400) end
+         from (select md5(concat_ws(':', $1::int, 'n', 0, i))::uuid as id, bench_meta.h(m, 2) % 3 = 0 as seen, bench_meta.h(m, 2) as h2
+                 from generate_series(1, $2::int) i, md5(concat_ws(':', $1::int, 'r', 0, i)) as m) g
+        where n.id = g.id and n.user_id = $3::uuid
+          and (n.is_seen, n.seen_at) is distinct from (g.seen, case when g.seen then n.created_at + make_interval(secs => (g.h2 / 3) % 86400) end)`,
+      [seed, feedSizes(scale, seed)[0], user],
+    );
+    // Deleting the marks changed rows' states under the counters: they are counted again.
+    if (marks)
+      await client.query(
+        `update notification_counters c set unread_count = coalesce(x.unread, 0), read_count = coalesce(x.read, 0)
+           from notification_counters c2 left join (
+             select notification_type, count(*) filter (where not is_seen) as unread, count(*) filter (where is_seen) as read
+               from notifications where user_id = $1 and archived_at is null group by notification_type) x
+             on x.notification_type = c2.notification_type
+          where c.user_id = $1 and c2.user_id = $1 and c2.notification_type = c.notification_type`,
+        [user],
+      );
+    await client.query('commit');
+    return result.rowCount ?? 0;
+  } catch (error) {
+    await client.query('rollback');
+    throw error;
+  }
 }
 
 async function rowCounts(client: pg.Client): Promise<Record<string, number>> {

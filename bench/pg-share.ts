@@ -13,13 +13,11 @@
  * PostgreSQL must run on this machine. Figures are per request, summed over every backend of the
  * scratch database (the service's pool); the clock tick is 10 ms, hence thousands of requests.
  */
-import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import pg from 'pg';
-import { openDatabase } from '../src/infra/database/orm.js';
-import { DEFAULT_SEED, ensureData, QUICK } from './generate-data.js';
-import { withDatabase } from './lib/common.js';
-import { buildService, cpuSecondsOf, ROOT, startServer } from './lib/servers.js';
+import { DEFAULT_SEED, QUICK } from './generate-data.js';
+import { withScratchDatabase } from './lib/scratch.js';
+import { buildService, cpuSecondsOf, ROOT, startScratchService } from './lib/servers.js';
 import { buildScenarios, loadFixture } from './scenarios.js';
 
 const CONNECTIONS = 8;
@@ -31,48 +29,24 @@ const option = (name: string) => {
 const requestsPerScenario = Number(option('requests') ?? 3000);
 const only = option('only')?.split(',') ?? ['feed', 'feed-deep', 'feed-search', 'counts', 'mark', 'skiptrace', 'graphql-feed'];
 
-const baseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const database = `pg_share_${randomBytes(4).toString('hex')}`;
-const url = withDatabase(baseUrl, database);
-
-const admin = new pg.Client({ connectionString: baseUrl });
-await admin.connect();
-await admin.query(`create database ${database}`);
-try {
-  await (await openDatabase({ kind: 'postgres', url, poolMax: 1 })).close();
-  await ensureData(url, QUICK, DEFAULT_SEED);
+await withScratchDatabase('pg_share', async (url) => {
   const fixture = await loadFixture(url, QUICK, DEFAULT_SEED, CONNECTIONS);
   buildService(ROOT);
   // The service as the bench runs it (the bundle, `npm start`'s Node flags), on a port of its own.
-  const server = await startServer({
-    name: 'pg-share',
-    script: 'dist/main.js',
-    port: 20_000 + Math.floor(Math.random() * 20_000),
-    env: {
-      DATABASE_URL: url,
-      REDIS_URL: process.env.REDIS_URL ?? '',
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-      INTERNAL_API_TOKEN: `pt_${randomBytes(24).toString('hex')}`,
-      GATEWAY_RATE_LIMIT_PER_MIN: '100000000',
-      SKIPTRACE_RATE_LIMIT_PER_MIN: '100000000',
-      SKIPTRACE_MAX_IN_FLIGHT: '64',
-    },
-  });
+  const server = await startScratchService('pg-share', url);
   const service = server.url;
   const probe = new pg.Client({ connectionString: url });
   await probe.connect();
   const backends = async () =>
     (
       await probe.query<{ pid: number }>(
-        `select pid from pg_stat_activity where datname = $1 and backend_type = 'client backend' and pid <> pg_backend_pid()`,
-        [database],
+        `select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()`,
       )
     ).rows.map((r) => r.pid);
   // Backends report their statistics within a second of going idle.
   const commits = async () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    const result = await probe.query(`select xact_commit + xact_rollback as n from pg_stat_database where datname = $1`, [database]);
+    const result = await probe.query(`select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()`);
     return Number(result.rows[0].n);
   };
 
@@ -126,7 +100,4 @@ try {
       ...rows,
     ].join('\n'),
   );
-} finally {
-  await admin.query(`drop database if exists ${database} with (force)`);
-  await admin.end();
-}
+});

@@ -10,9 +10,12 @@
  * its own `bench` / `bench_quick` database there) and REDIS_URL.
  *
  * Options: --quick, --rounds N, --seconds N, --warmup N, --only id,id, --regenerate, --no-startup,
+ * --database NAME (the database the harness creates and uses, instead of `bench` / `bench_quick`),
  * --service-root DIR (run the service from another work tree, e.g. a copy with a proposed change),
  * --baseline DIR (also run the service built from DIR, e.g. the tree before a change, as one more
  * server alternated with the others in every scenario: the table gains a "× baseline" column),
+ * --baseline-database NAME (the baseline on a database of its own, migrated by its own tree, with
+ * the same generated data: its writes then pay its own triggers, not this tree's),
  * --servers kind,kind (only these of floor, naive, postgraphile besides the service and baseline),
  * --compare-autocannon (each round also loads every server with autocannon from this process, to
  * compare the two load generators' ratios),
@@ -48,6 +51,7 @@ const warmup = Number(option('warmup') ?? (quick ? 0.2 : 2));
 const serviceRoot = option('service-root') ?? ROOT;
 const only = option('only')?.split(',');
 const baselineRoot = option('baseline');
+const baselineDatabase = baselineRoot ? option('baseline-database') : undefined;
 /** The comparison servers this run starts (the service always runs; the baseline with --baseline). */
 const peers = new Set<Exclude<ServerKind, 'service'>>([
   ...((option('servers')?.split(',') ?? ['floor', 'naive', 'postgraphile']) as Exclude<ServerKind, 'service'>[]),
@@ -61,6 +65,8 @@ const LIMITS = {
   GATEWAY_RATE_LIMIT_PER_MIN: '100000000',
   SKIPTRACE_RATE_LIMIT_PER_MIN: '100000000',
   SKIPTRACE_MAX_IN_FLIGHT: '64',
+  // The data is fixed and dated up to a year back: a retention would have the sweep delete part of it during the run.
+  NOTIFICATION_RETENTION_DAYS: '0',
 };
 
 async function main() {
@@ -68,7 +74,8 @@ async function main() {
   const redisUrl = process.env.REDIS_URL;
   if (!baseUrl || !redisUrl) throw new Error('Set DATABASE_URL (the PostgreSQL server to use) and REDIS_URL.');
   findWrk(); // before anything is built or started: without wrk there is no run
-  const database = quick ? 'bench_quick' : 'bench';
+  // Several work trees on one PostgreSQL server each keep their own data with --database.
+  const database = option('database') ?? (quick ? 'bench_quick' : 'bench');
   const url = withDatabase(baseUrl, database);
   const started = performance.now();
   const load0 = loadavg();
@@ -85,6 +92,8 @@ async function main() {
     return;
   }
   await createDatabase(baseUrl, database);
+  const baselineUrl = baselineDatabase ? withDatabase(baseUrl, baselineDatabase) : url;
+  if (baselineDatabase) await createDatabase(baseUrl, baselineDatabase);
   buildService(serviceRoot);
   if (baselineRoot) buildService(baselineRoot);
   const servers: Partial<Record<ServerKind, Server>> = {};
@@ -106,7 +115,15 @@ async function main() {
     generation = await ensureData(url, scale, seed, { force: flag('regenerate') });
     log(generation.generated ? `data generated in ${generation.seconds.toFixed(1)} s` : 'data already in place (same seed and scale)');
     const fixture = await loadFixture(url, scale, seed, CONNECTIONS);
-    await startPeers(servers, common);
+    await startPeers(servers, common, baselineUrl);
+    if (baselineUrl !== url) {
+      // The baseline's own database: the same data, and the same resets before the run (loadFixture makes them).
+      const baselineData = await ensureData(baselineUrl, scale, seed, { force: flag('regenerate') });
+      log(
+        `baseline database ${baselineDatabase}: ${baselineData.generated ? `data generated in ${baselineData.seconds.toFixed(1)} s` : 'data in place'}`,
+      );
+      await loadFixture(baselineUrl, scale, seed, CONNECTIONS);
+    }
     const urls = Object.fromEntries(Object.entries(servers).map(([k, s]) => [k, s!.url])) as Record<ServerKind, string>;
 
     const scenarios = buildScenarios(fixture, CONNECTIONS)
@@ -120,7 +137,7 @@ async function main() {
     }
     counts = await checkCounts(url, urls.service, fixture);
     log(`counts: ${counts.summary}`);
-    if (scenarios.some((s) => s.id === 'markAll')) await restoreReadState(url);
+    if (scenarios.some((s) => s.id === 'markAll')) for (const u of new Set([url, baselineUrl])) await restoreReadState(u);
   } finally {
     await stopAll();
   }
@@ -165,12 +182,12 @@ async function main() {
 }
 
 /** Starts the comparison servers this run asks for: the floors, PostGraphile and, with --baseline, the service of another tree. */
-async function startPeers(servers: Partial<Record<ServerKind, Server>>, common: Record<string, string>) {
+async function startPeers(servers: Partial<Record<ServerKind, Server>>, common: Record<string, string>, baselineUrl: string) {
   const env: Record<Exclude<ServerKind, 'service'>, Record<string, string>> = {
     floor: common,
     naive: { ...common, ...SERVERS.naive.env },
     postgraphile: { DATABASE_URL: common.DATABASE_URL, NODE_ENV: 'production' },
-    baseline: { ...common, INTERNAL_API_TOKEN: PLATFORM_TOKEN },
+    baseline: { ...common, DATABASE_URL: baselineUrl, INTERNAL_API_TOKEN: PLATFORM_TOKEN },
   };
   const started = await Promise.all(
     [...peers].map(
@@ -185,7 +202,13 @@ async function startPeers(servers: Partial<Record<ServerKind, Server>>, common: 
 function withPeersOnly(scenario: Scenario): Scenario {
   const targets = scenario.targets.filter((t) => t.server === 'service' || peers.has(t.server));
   const service = targets.find((t) => t.server === 'service');
-  if (baselineRoot && service) targets.splice(1, 0, { ...service, server: 'baseline', label: 'service before (baseline)' });
+  if (baselineRoot && service)
+    targets.splice(1, 0, {
+      ...service,
+      server: 'baseline',
+      label: 'service before (baseline)',
+      load: scenario.rewriteLoad ?? service.load,
+    });
   return { ...scenario, targets };
 }
 
@@ -217,16 +240,18 @@ async function measure(scenario: Scenario, servers: Record<ServerKind, Server>, 
   if (problem) throw new Error(`${scenario.id}: ${problem}`);
   const runs = new Map(scenario.targets.map((t) => [t, [] as RunResult[]]));
   const autocannonRuns = new Map(scenario.targets.map((t) => [t, [] as RunResult[]]));
-  const run = (target: Scenario['targets'][number], secs: number, generator: LoadGenerator = 'wrk') =>
-    runLoad({
+  const run = (target: Scenario['targets'][number], secs: number, generator: LoadGenerator = 'wrk') => {
+    const load = target.load ?? scenario.load;
+    return runLoad({
       url: servers[target.server].url,
       pid: servers[target.server].pid,
-      connections: scenario.load?.connections ?? CONNECTIONS,
+      connections: load?.connections ?? CONNECTIONS,
       seconds: secs,
       perConnection: target.requests,
       generator,
-      ...(scenario.load && { amount: scenario.load.requestsPerRound, timeoutSeconds: scenario.load.timeoutSeconds }),
+      ...(load && { amount: load.requestsPerRound, timeoutSeconds: load.timeoutSeconds }),
     });
+  };
   // A scenario with its own load (markAll) runs on autocannon anyway: nothing to compare.
   const compare = compareAutocannon && !scenario.load;
   for (const target of scenario.targets) await run(target, warmup);

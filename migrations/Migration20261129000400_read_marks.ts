@@ -45,7 +45,7 @@ export class Migration20261129000400_read_marks extends Migration {
  * none while it is archived): the last one's read state; read since the first read mark after the
  * last unread one, or since its own mark if no unread mark came between.
  */
-const seenStateFunction = `create or replace function notification_seen_state(
+export const seenStateFunction = `create or replace function notification_seen_state(
     p_user uuid, p_type text, p_xid xid8, p_gen bigint, p_archived timestamptz, p_is_seen boolean, p_seen_at timestamptz,
     out is_seen boolean, out seen_at timestamptz) language sql stable as $fn$
   with covering as materialized (

@@ -14,6 +14,9 @@ import { Migration20261129000200_webhooks } from './Migration20261129000200_webh
 import { Migration20261129000300_notification_archive } from './Migration20261129000300_notification_archive.js';
 import { Migration20261129000400_read_marks } from './Migration20261129000400_read_marks.js';
 import { Migration20261129000500_notification_expiry } from './Migration20261129000500_notification_expiry.js';
+import { Migration20261129000600_mark_all_expired } from './Migration20261129000600_mark_all_expired.js';
+import { Migration20261129000700_sweep_by_user } from './Migration20261129000700_sweep_by_user.js';
+import { Migration20261129000800_seen_states_inlined } from './Migration20261129000800_seen_states_inlined.js';
 
 /** Migrations in order; listed explicitly so PostgreSQL and the embedded PGlite run the same ones from source. */
 export const migrationsList = [
@@ -33,4 +36,7 @@ export const migrationsList = [
   { name: 'Migration20261129000300_notification_archive', class: Migration20261129000300_notification_archive },
   { name: 'Migration20261129000400_read_marks', class: Migration20261129000400_read_marks },
   { name: 'Migration20261129000500_notification_expiry', class: Migration20261129000500_notification_expiry },
+  { name: 'Migration20261129000600_mark_all_expired', class: Migration20261129000600_mark_all_expired },
+  { name: 'Migration20261129000700_sweep_by_user', class: Migration20261129000700_sweep_by_user },
+  { name: 'Migration20261129000800_seen_states_inlined', class: Migration20261129000800_seen_states_inlined },
 ];

@@ -1,25 +1,25 @@
 /**
  * The same-SQL floor: the service's REST routes done by hand (`../lib/floor-kit.ts`), sending
  * exactly the statements the service sends now, the same way (checked against PostgreSQL's
- * statement log), in the same order and with the same concurrency. When the service's statements
- * change, this file changes with them; `naive.ts` stays as the service was.
+ * statement log: `log_statement = all` on the bench database, one request of each scenario to
+ * the service and to this floor, the texts compared), in the same order and with the same
+ * concurrency. When the service's statements change, this file changes with them; `naive.ts`
+ * stays as the service was.
  *
  * The gateway as the service runs it: every statement a named prepared statement; the key looked
  * up (`findActiveGatewayKey`) while a point of its rate window, keyed by the key's hash, is spent
- * in Redis, before the body is read; then the operation's statements, which are those of the
- * naive floor for the counts (the counter rows), the service's one statement for a feed page and
- * its totals (`listNotifications` below), and a mark that returns the changed ids and publishes its event. The skip trace is `same-sql-skip-trace.ts`.
- *
- * Not ported yet: the feed's read marks, archive and expiry (rows read through
- * `notification_seen_state`, archived and expired rows left out, `mark_gen` on marks by id,
- * `notification_mark_all`). Until they are, this floor sends the statements from before them, and
- * its figures are a floor for those statements, not for the service's current ones.
+ * in Redis, before the body is read; then the operation's statements, those of
+ * `notifications/feed.data.ts` since the read marks, archive and expiry: a feed page and its
+ * totals in one statement (each row's state read through `notification_seen_states`, archived and
+ * expired rows left out, totals from the live counter rows), the counts from the counter rows less
+ * the expired rows not swept yet, a mark by id that takes the latest mark-all's `mark_gen` and
+ * returns the changed ids, a mark of everything through `notification_mark_all`; each mark then
+ * reads every type's counts and publishes its event. The skip trace is `same-sql-skip-trace.ts`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   bearer,
   bound,
-  COLUMNS,
   consumeWindow,
   decodeCursor,
   encodeCursor,
@@ -31,10 +31,11 @@ import {
   redis,
   setWindowHeaders,
   sha256,
+  sumCounters,
   toNotification,
   USER_WRITE_LOCK,
 } from '../lib/floor-kit.js';
-import { counts, markAllNotificationsRead, type UserKey } from './naive.js';
+import type { UserKey } from './naive.js';
 import { skipTrace } from './same-sql-skip-trace.js';
 
 /** The service's key lookup (`findActiveGatewayKey`); null without a row. */
@@ -48,40 +49,100 @@ async function gatewayKey(hash: string): Promise<UserKey | null> {
   return (rows[0] as UserKey | undefined) ?? null;
 }
 
-/** The service's mark by ids (`updateSeen`, the changed ids returned), then its change event (`notification-events.ts`). */
+/** A row's state through the user's mark-alls, as the service reads it (`seenState`, `STATE` in feed.data.ts); `row` is the alias with its dot, or ''. */
+const stateArguments = (row: string) =>
+  ['user_id', 'notification_type', 'inserted_xid', 'mark_gen', 'archived_at', 'is_seen', 'seen_at'].map((c) => row + c).join(', ');
+const seenState = (row: string) => `notification_seen_state(${stateArguments(row)})`;
+const STATE = `cross join lateral notification_seen_states(${stateArguments('n.')}) s`;
+/** The feed's columns with the state read through the marks (`COLUMNS` in feed.data.ts). */
+const STATE_COLUMNS = `n.id, n.notification_type, s.is_seen, n.title, n.body, n.created_at, s.seen_at,
+  n.contact_id, n.deal_id, n.note_id, n.reply_id, n.task_id, n.call_id, n.action_type, n.action_target_id, n.archived_at`;
+
+/** The service's `liveCounters`: the counter rows less the expired rows the sweep has not deleted yet. */
+function liveCounters(p: (value: unknown) => string, userId: string, type: string | null) {
+  return `select c.notification_type, c.unread_count - coalesce(x.unread, 0) as unread_count, c.read_count - coalesce(x.read, 0) as read_count
+        from notification_counters c left join (
+          select n.notification_type, count(*) filter (where not s.is_seen) as unread, count(*) filter (where s.is_seen) as read
+            from notifications n ${STATE}
+           where n.user_id = ${p(userId)} and n.expires_at <= now() and n.archived_at is null group by n.notification_type
+        ) x on x.notification_type = c.notification_type
+       where c.user_id = ${p(userId)}${type !== null ? ` and c.notification_type = ${p(type)}` : ''}`;
+}
+
+/** A statement's text and its values in the order its placeholders were written. */
+function placeholders() {
+  const values: unknown[] = [];
+  return { values, p: (value: unknown) => `$${values.push(value)}` };
+}
+
+/** The service's `counterTotals`: the live counter rows, summed here; types left at zero are not listed. */
+async function counts(userId: string, type: string | null) {
+  const { values, p } = placeholders();
+  const { rows } = await bound(
+    `select notification_type, unread_count, read_count from (${liveCounters(p, userId, type)}) live order by notification_type`,
+    values,
+  );
+  return sumCounters(rows);
+}
+
+/** The service's change event (`notification-events.ts` `updated`): every type's counts, published on the event bus (Redis). */
+async function publishUpdated(userId: string, ids: string[] | null) {
+  const c = await counts(userId, null);
+  const message = {
+    events: [{ kind: 'updated', notification: null, notificationIds: ids && ids.length <= 500 ? ids : [] }],
+    counts: Object.fromEntries(c.byType.map((t) => [t.notificationType, [t.unreadCount, t.readCount]])),
+  };
+  await redis.publish(`notifications:events:${userId}`, JSON.stringify(message));
+}
+
+/** The service's mark by ids (`updateSeen`: the latest mark-all's number taken, the state compared through the marks), then its event. */
 async function markNotificationsRead(userId: string, v: Record<string, unknown>) {
   const isSeen = v.isSeen as boolean;
   const ids = [...new Set((v.notificationIds as string[]).map((id) => id.toLowerCase()))].sort();
   const { rows } = await bound(
     `with ${USER_WRITE_LOCK}
-     update notifications set is_seen = $2, seen_at = ${isSeen ? 'now()' : 'null'} from serialized
-      where user_id = $3 and id = any($4::uuid[]) and is_seen <> $5 returning id`,
+     update notifications set is_seen = $2, seen_at = ${isSeen ? 'now()' : 'null'}, mark_gen = (select c.mark_gen from notification_counters c
+       where c.user_id = notifications.user_id and c.notification_type = notifications.notification_type) from serialized
+      where user_id = $3 and id = any($4::uuid[]) and (${seenState('')}).is_seen <> $5 returning id`,
     [userId, isSeen, userId, `{${ids.join(',')}}`, isSeen],
   );
-  // The service's change event: the owner's counts, published on the event bus (Redis).
-  if (rows.length) {
-    const c = await counts(userId, null);
-    await redis.publish(
-      `notifications:events:${userId}`,
-      JSON.stringify({ events: [{ kind: 'updated', ids: rows.map((r) => r.id) }], counts: c.byType }),
+  if (rows.length)
+    await publishUpdated(
+      userId,
+      rows.map((r) => r.id as string),
     );
-  }
   return { success: true, updatedCount: rows.length };
 }
 
-/** The service's `selectFeedPage` (notifications/feed.data.ts): the filter's totals and the page in one statement. */
+/** The service's mark of everything (`updateAllSeen`: `notification_mark_all`), then its event when something changed. */
+async function markAllNotificationsRead(userId: string, v: Record<string, unknown>) {
+  const type = (v.notificationTypeFilter as string | undefined) || null;
+  const { rows } = await bound(
+    `select m.updated, m.ids::text[] as ids
+       from notification_mark_all($1::uuid, $2::text, $3, $4::pg_snapshot) m`,
+    [userId, type, v.isSeen as boolean, null],
+  );
+  const updatedCount = Number(rows[0]?.updated ?? 0);
+  if (updatedCount > 0) await publishUpdated(userId, (rows[0].ids as string[] | null) ?? null);
+  return { success: true, updatedCount };
+}
+
+/**
+ * The service's `selectFeedPage` (notifications/feed.data.ts): the filter's totals (the live
+ * counter rows, or counted over the rows with a search term) and the page, each row's state read
+ * through the marks, archived and expired rows left out, in one statement.
+ */
 async function listNotifications(userId: string, v: Record<string, unknown>) {
   const limit = (v.limit as number | undefined) ?? 25;
   const type = (v.notificationTypeFilter as string | undefined) || null;
   const seen = (v.seen as boolean | undefined) ?? null;
   const search = (v.searchTerm as string | undefined) || null;
   const after = v.cursor ? decodeCursor(userId, v.cursor as string) : null;
-  const values: unknown[] = [];
-  const p = (value: unknown) => `$${values.push(value)}`;
+  const { values, p } = placeholders();
   const matching = (withSeen: boolean) => {
-    const c = [`user_id = ${p(userId)}`];
+    const c = [`user_id = ${p(userId)}`, 'archived_at is null', '(expires_at is null or expires_at > now())'];
     if (type !== null) c.push(`notification_type = ${p(type)}`);
-    if (withSeen && seen !== null) c.push(`is_seen = ${p(seen)}`);
+    if (withSeen && seen !== null) c.push(`s.is_seen = ${p(seen)}`);
     if (search !== null) {
       const pattern = likePattern(search);
       c.push(`(title ilike ${p(pattern)} escape '\\' or body ilike ${p(pattern)} escape '\\')`);
@@ -90,18 +151,18 @@ async function listNotifications(userId: string, v: Record<string, unknown>) {
   };
   const totals =
     search !== null
-      ? `select count(*) filter (where ${seen === null ? 'true' : `is_seen = ${p(seen)}`})::int as total,
-                count(*) filter (where not is_seen)::int as unread
-           from notifications where ${matching(false)}`
+      ? `select count(*) filter (where ${seen === null ? 'true' : `s.is_seen = ${p(seen)}`})::int as total,
+                count(*) filter (where not s.is_seen)::int as unread
+           from notifications n ${STATE} where ${matching(false)}`
       : `select coalesce(sum(${seen === null ? 'unread_count + read_count' : seen ? 'read_count' : 'unread_count'}), 0)::int as total,
                 coalesce(sum(unread_count), 0)::int as unread
-           from notification_counters where user_id = ${p(userId)}${type !== null ? ` and notification_type = ${p(type)}` : ''}`;
+           from (${liveCounters(p, userId, type)}) live`;
   const page = matching(true) + (after ? ` and (created_at, id) < (${p(after.createdAt)}, ${p(after.id)})` : '');
   const { rows } = await bound(
     `with t as (${totals})
      select t.total, t.unread, n.* from t left join lateral (
-       select ${COLUMNS} from notifications where ${page}
-        order by created_at desc, id desc limit ${limit + 1}) n on true
+       select ${STATE_COLUMNS} from notifications n ${STATE} where ${page}
+        order by created_at desc, id desc limit least(${limit + 1}, t.total)) n on true
       order by n.created_at desc, n.id desc`,
     values,
   );

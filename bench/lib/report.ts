@@ -178,6 +178,8 @@ function evaluate(target: Target, input: ReportInput): Line[] {
     const inRun = [...new Set(rows.map((r) => r.scenario.id))];
     const ids = target.scenarios === 'every' ? inRun : target.scenarios.filter((id) => inRun.includes(id));
     const several = target.scenarios === 'every' || target.scenarios.length > 1;
+    // A ratio against a server the run did not start (--servers, no --baseline) has no line.
+    if (metric.kind === 'rps-ratio' && !rows.some((r) => r.server === metric.against)) return [];
     return ids.map((id) => {
       const name = several ? `${target.name}: ${id}` : target.name;
       const service = find(id, 'service');
@@ -193,6 +195,15 @@ function evaluate(target: Target, input: ReportInput): Line[] {
           const floor = find(id, 'floor');
           const value = service && floor ? service.p99 / floor.p99 : Number.NaN;
           return line(name, value, `${fmt(value, 2)}× (${ms(service?.p99 ?? Number.NaN)} ms vs ${ms(floor?.p99 ?? Number.NaN)} ms)`);
+        }
+        case 'p99-ms': {
+          const floor = find(id, 'floor');
+          const value = service?.p99 ?? Number.NaN;
+          return line(
+            name,
+            value,
+            `${ms(value)} ms (same-SQL floor ${ms(floor?.p99 ?? Number.NaN)} ms; p50 ${ms(service?.p50 ?? Number.NaN)} ms)`,
+          );
         }
         default:
           throw new Error(`${target.name}: ${metric.kind} is not a per-scenario metric`);

@@ -1,5 +1,6 @@
 /** Servers under test as child processes on the orchestrator's own Node, so RSS is theirs alone. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sleep } from './common.js';
@@ -150,4 +151,29 @@ export async function startServer(options: {
         child.kill('SIGTERM');
       }),
   };
+}
+
+/**
+ * The service's bundle (`npm run build` first) on a scratch database, on a random port (not the
+ * bench's fixed ones), with the bench's raised windows, no retention (the generated data is dated
+ * up to a year back) and `env` on top: for the scripts that measure one thing on data of their own.
+ */
+export function startScratchService(name: string, databaseUrl: string, env: Record<string, string> = {}): Promise<Server> {
+  return startServer({
+    name,
+    script: 'dist/main.js',
+    port: 20_000 + Math.floor(Math.random() * 20_000),
+    env: {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: process.env.REDIS_URL ?? '',
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
+      INTERNAL_API_TOKEN: `pt_${randomBytes(24).toString('hex')}`,
+      GATEWAY_RATE_LIMIT_PER_MIN: '100000000',
+      SKIPTRACE_RATE_LIMIT_PER_MIN: '100000000',
+      SKIPTRACE_MAX_IN_FLIGHT: '64',
+      NOTIFICATION_RETENTION_DAYS: '0',
+      ...env,
+    },
+  });
 }

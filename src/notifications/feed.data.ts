@@ -72,15 +72,16 @@ const COLUMNS = raw(`n.id, n.notification_type, s.is_seen, n.title, n.body, n.cr
 
 /**
  * Whether a row is read, and since when: its own state, unless a mark-all made after the row was
- * last marked by id covers it (see the read marks migration). `STATE` joins it as `s` to rows `n`.
+ * last marked by id covers it (see the read marks migration): `notification_seen_state` in an
+ * expression. `STATE` joins the same state as `s` to rows `n` through `notification_seen_states`,
+ * which PostgreSQL inlines (a call per row otherwise: see its migration).
  */
-const seenState = (row: string) =>
-  raw(
-    `notification_seen_state(${['user_id', 'notification_type', 'inserted_xid', 'mark_gen', 'archived_at', 'is_seen', 'seen_at']
-      .map((column) => `${row}${column}`)
-      .join(', ')})`,
-  );
-const STATE = raw(`cross join lateral ${seenState('n.').sql} s`);
+const stateArguments = (row: string) =>
+  ['user_id', 'notification_type', 'inserted_xid', 'mark_gen', 'archived_at', 'is_seen', 'seen_at']
+    .map((column) => `${row}${column}`)
+    .join(', ');
+const seenState = (row: string) => raw(`notification_seen_state(${stateArguments(row)})`);
+const STATE = raw(`cross join lateral notification_seen_states(${stateArguments('n.')}) s`);
 
 interface NotificationRow {
   id: string;

@@ -10,7 +10,8 @@ import { publish, startService, type HttpResult, type Provisioned, type TestServ
 
 let service: TestService;
 beforeAll(async () => {
-  service = await startService();
+  // No sweep while these tests run: an expired row stays stored until the end (the sweep is expiry.test.ts's).
+  service = await startService({ NOTIFICATION_SWEEP_INTERVAL_MS: '3600000' });
 });
 afterAll(() => service?.close());
 
@@ -121,6 +122,38 @@ describe('markAllNotificationsRead', () => {
 
     expect(await markAll(user, { isSeen: true, notificationTypeFilter: '' })).toBe(8);
     expect(await counts(user)).toEqual({ ...(await recount(user.userId)), unreadCount: 0, readCount: 10 });
+  });
+
+  it('leaves out an expired row the sweep has not deleted yet: updatedCount and counts as if it were gone', async () => {
+    const user = await service.provision();
+    const soon = new Date(Date.now() + 1000).toISOString();
+    const ids = await publish(service, user.userId, [
+      { title: 'stays' },
+      { title: 'expires', expiresAt: soon },
+      { title: 'stays too', notificationType: 'task_overdue' },
+      { title: 'expires read', notificationType: 'task_overdue', expiresAt: soon },
+    ]);
+    expect(await markIds(user, [ids[3]], true)).toBe(1);
+    while (Date.now() <= Date.parse(soon) + 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    const stored = async () =>
+      Number((await service.sql<{ n: number }>('select count(*)::int as n from notifications where user_id = ?', [user.userId]))[0].n);
+    expect(await stored()).toBe(4);
+
+    expect(await markAll(user, { isSeen: true })).toBe(2);
+    expect(await counts(user)).toMatchObject({ unreadCount: 0, readCount: 2 });
+    expect(await markAll(user, { isSeen: false, notificationTypeFilter: 'task_overdue' })).toBe(1);
+    expect(await markAll(user, { isSeen: false })).toBe(1);
+    expect(await counts(user)).toEqual({
+      unreadCount: 2,
+      readCount: 0,
+      byType: [
+        { notificationType: 'deal_created', unreadCount: 1, readCount: 0 },
+        { notificationType: 'task_overdue', unreadCount: 1, readCount: 0 },
+      ],
+    });
+    // Nothing left to change among the rows shown: an expired row changes nothing either.
+    expect(await markAll(user, { isSeen: false })).toBe(0);
+    expect(await stored()).toBe(4);
   });
 
   it('needs WRITE scope and checks its variables like every operation', async () => {
