@@ -14,6 +14,7 @@ import { Migration20261129000200_webhooks } from './Migration20261129000200_webh
 import { Migration20261129000300_notification_archive } from './Migration20261129000300_notification_archive.js';
 import { Migration20261129000400_read_marks } from './Migration20261129000400_read_marks.js';
 import { Migration20261129000500_notification_expiry } from './Migration20261129000500_notification_expiry.js';
+import { Migration20261130000000_batch_item_charges } from './Migration20261130000000_batch_item_charges.js';
 
 /** Migrations in order; listed explicitly so PostgreSQL and the embedded PGlite run the same ones from source. */
 export const migrationsList = [
@@ -33,4 +34,5 @@ export const migrationsList = [
   { name: 'Migration20261129000300_notification_archive', class: Migration20261129000300_notification_archive },
   { name: 'Migration20261129000400_read_marks', class: Migration20261129000400_read_marks },
   { name: 'Migration20261129000500_notification_expiry', class: Migration20261129000500_notification_expiry },
+  { name: 'Migration20261130000000_batch_item_charges', class: Migration20261130000000_batch_item_charges },
 ];
