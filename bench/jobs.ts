@@ -130,7 +130,7 @@ async function downloadCsv(service: Server, key: string, id: string, items: numb
 export async function measureJobs(
   service: Server,
   fixture: Fixture,
-  size: { items: number; singleCalls: number } = FULL_JOB,
+  size: { items: number; singleCalls: number } = JOB_SIZE,
 ): Promise<JobsResult> {
   // An organization of its own in the data (the last), so its single calls and job share its balance only.
   const key = fixture.skipTraceKeys.at(-1)!;
