@@ -34,6 +34,7 @@ import { render, type Row, type StartupResult } from './lib/report.js';
 import { buildService, memoryOf, ROOT, SERVERS, startServer, type Server } from './lib/servers.js';
 import { buildScenarios, loadFixture, verifyScenario, type Scenario, type ServerKind } from './scenarios.js';
 import { FULL_STREAMS, measureStreams, QUICK_STREAMS, STREAM_SCENARIO, type StreamResult } from './streams.js';
+import { JOBS_SCENARIO, measureJobs, type JobsResult } from './jobs.js';
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(`--${name}`);
@@ -54,7 +55,7 @@ const baselineRoot = option('baseline');
 const baselineDatabase = baselineRoot ? option('baseline-database') : undefined;
 /** The comparison servers this run starts (the service always runs; the baseline with --baseline). */
 const peers = new Set<Exclude<ServerKind, 'service'>>([
-  ...((option('servers')?.split(',') ?? ['floor', 'naive', 'postgraphile']) as Exclude<ServerKind, 'service'>[]),
+  ...((option('servers')?.split(',').filter(Boolean) ?? ['floor', 'naive', 'postgraphile']) as Exclude<ServerKind, 'service'>[]),
   ...(baselineRoot ? (['baseline'] as const) : []),
 ]);
 const compareAutocannon = flag('compare-autocannon');
@@ -104,6 +105,8 @@ async function main() {
   let startup: StartupResult | null = null;
   let streams: StreamResult | null = null;
   let baselineStreams: StreamResult | null = null;
+  let jobs: JobsResult | null = null;
+  let baselineJobs: JobsResult | null = null;
   try {
     const common = { DATABASE_URL: url, REDIS_URL: redisUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...LIMITS };
     // The service first: its migrations create the schema the data goes into.
@@ -135,6 +138,10 @@ async function main() {
       streams = await measureStreams(servers.service, fixture, PLATFORM_TOKEN, size);
       if (servers.baseline) baselineStreams = await measureStreams(servers.baseline, fixture, PLATFORM_TOKEN, size);
     }
+    if (!only || only.includes(JOBS_SCENARIO)) {
+      jobs = await measureJobs(servers.service, fixture);
+      if (servers.baseline) baselineJobs = await measureJobs(servers.baseline, fixture);
+    }
     counts = await checkCounts(url, urls.service, fixture);
     log(`counts: ${counts.summary}`);
     if (scenarios.some((s) => s.id === 'markAll')) for (const u of new Set([url, baselineUrl])) await restoreReadState(u);
@@ -150,6 +157,8 @@ async function main() {
     startup,
     streams,
     baselineStreams,
+    jobs,
+    baselineJobs,
     minutes: (performance.now() - started) / 60_000,
     load: [load0, loadavg()],
     database,

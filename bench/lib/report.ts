@@ -8,6 +8,7 @@ import { median } from './common.js';
 import { WRK_THREADS, type RunResult } from './load.js';
 import { NODE_VERSION, type ServerKind } from './servers.js';
 import { renderStreams, type StreamResult } from '../streams.js';
+import { renderJobs, type JobsResult } from '../jobs.js';
 
 /** One server in one scenario: the medians over its rounds. */
 export interface Row {
@@ -48,6 +49,10 @@ export interface ReportInput {
   streams?: StreamResult | null;
   /** The `watch` scenario on the baseline, with --baseline. */
   baselineStreams?: StreamResult | null;
+  /** The `jobs` scenario, when it ran. */
+  jobs?: JobsResult | null;
+  /** The `jobs` scenario on the baseline, with --baseline. */
+  baselineJobs?: JobsResult | null;
   minutes: number;
   load: number[][];
   database: string;
@@ -137,6 +142,8 @@ export function render(input: ReportInput): string {
 
   if (input.streams) lines.push(...renderStreams(input.streams));
   if (input.baselineStreams) lines.push('The same on the baseline:', '', ...renderStreams(input.baselineStreams));
+  if (input.jobs) lines.push(...renderJobs(input.jobs));
+  if (input.baselineJobs) lines.push('The same on the baseline:', '', ...renderJobs(input.baselineJobs));
   if (startup) {
     lines.push(
       `Embedded start-up (spawn → first 200 from /readyz, medians of ${startup.bare.fresh.length}): bare PGlite fresh ${fmt(median(startup.bare.fresh))} ms, reopened ${fmt(median(startup.bare.reopened))} ms, ` +

@@ -12,6 +12,7 @@ import { accountRow, skipTraceAccount, type AccountRow, type SkipTraceAccount } 
 import { chargeCtes, refundCtes } from '../billing/charge.js';
 import { auditOfCharge, auditOfRefund, type AuditEntry } from '../billing/audit.js';
 import { claimCte, loseCarrierCtes } from './idempotency/idempotency-keys.data.js';
+import { refundedItemCte } from './idempotency/keyed-items.data.js';
 import { storeResultCte, type IdempotencyClaim } from './idempotency/idempotent-request.js';
 import type { TraceResult } from './providers/provider.js';
 import { cachedRow, resultCache, type CachedRow } from './result-cache.js';
@@ -89,8 +90,8 @@ export interface CarriedCharge {
 }
 
 /**
- * Undoes `charge` (the credit back, the audit row uncharged with `outcome`, a stored answer
- * forgotten) once no response carrying its result was delivered: a keyed answer's carriers are its
+ * Undoes `charge` (the credit back, the audit row uncharged with `outcome`, a stored answer or a
+ * keyed batch's item row forgotten) once no response carrying its result was delivered: a keyed answer's carriers are its
  * first response and each replay's, so the charge is final once any of them was. At most once; true
  * when undone.
  */
@@ -100,7 +101,7 @@ export async function refundUndelivered(db: Db, charge: CarriedCharge, outcome: 
     charge.keyed
       ? sql`with ${loseCarrierCtes(charge.requestId)}, ${refundCtes(charge, sql`and exists (select from forgotten)`)}, ${audit}
           select count(*)::integer as refunded from removed`
-      : sql`with ${refundCtes(charge, empty)}, ${audit} select count(*)::integer as refunded from removed`,
+      : sql`with ${refundCtes(charge, empty)}, ${audit}, ${refundedItemCte(charge.requestId)} select count(*)::integer as refunded from removed`,
   );
   return Number(row.refunded) > 0;
 }

@@ -27,6 +27,7 @@ const OWNERS: Record<string, string> = {
   skip_trace_idempotency_keys: 'src/skip-trace/',
   skip_trace_jobs: 'src/skip-trace/',
   skip_trace_job_items: 'src/skip-trace/',
+  skip_trace_batch_items: 'src/skip-trace/',
   properties: 'src/property-records/',
   property_owners: 'src/property-records/',
   property_persons: 'src/property-records/',

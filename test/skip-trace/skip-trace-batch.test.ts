@@ -321,6 +321,32 @@ describe('Idempotency-Key and the timeout', () => {
     expect((await ledger(service, org.organizationId)).charges).toHaveLength(2);
   });
 
+  it("a keyed batch whose caller went away: its refunded items are charged again by the key's retry, each once", async () => {
+    const org = await setupBillingOrg(service, 10);
+    const items = rows(4);
+    for (const index of [0, 1]) expect((await postTrace(service, org.key, { address: items[index].address })).status).toBe(200);
+    vendor.respondEach((request) => ({ entry: vendorEntry(request.requestId, FAKE_VENDOR_PERSONS), delayMs: 400 }));
+    const key = randomUUID();
+    const aborted = new AbortController();
+    const gone = fetch(`${service.baseUrl}/api/v1/skiptrace/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ items }),
+      signal: aborted.signal,
+    }).catch(() => undefined);
+    await sleep(150);
+    aborted.abort();
+    await gone;
+    await sleep(600);
+    await eventually(async () => ((await ledger(service, org.organizationId)).credits === 8 ? true : undefined), 3000);
+    const retried = await postBatch(org.key, { items }, { 'idempotency-key': key });
+    expect(statuses(retried)).toEqual(Array(4).fill('records_found'));
+    const { credits, charges } = await ledger(service, org.organizationId);
+    expect(credits).toBe(4);
+    const ids = (retried.body.results as { id: string }[]).map((r) => r.id);
+    expect(ids.every((id) => charges.includes(id))).toBe(true);
+  });
+
   it('fails an item not finished within SKIPTRACE_TIMEOUT_MS of the batch start with timeout (uncharged); it keeps running and caches', async () => {
     const org = await setupBillingOrg(service, 12);
     const items = rows(3);

@@ -15,7 +15,8 @@ import { runKeyedRequest, type SkipTraceDeps } from '../skip-trace.service.js';
 import { chargeInIndexOrder } from '../items/charge-order.js';
 import type { ItemResult } from '../items/item-result.js';
 import { checkListShape, type ListItemInput } from '../items/item-rules.js';
-import { runTraceItems, type ListRun } from '../items/run-item.js';
+import { runTraceItems, type AlsoInCharge, type ListRun } from '../items/run-item.js';
+import { chargedItemCte, chargedItems, type KeyedList } from '../idempotency/keyed-items.data.js';
 
 /** The items of one synchronous batch, at most. */
 export const BATCH_MAX_ITEMS = 100;
@@ -56,14 +57,20 @@ export async function runSkipTraceBatch(
     replay: (answer) => answerWithStored(deps, call, answer),
     run: async (_items, hold) => {
       skipTraceAccount.ensureCanTrace(await skipTraceAccount.read(deps.db, principal.organizationId));
-      const response = await runItems(deps, call, items);
+      const keyed = hold && idempotent && { organizationId: principal.organizationId, ...idempotent.idempotencyKey };
+      const response = await runItems(deps, call, items, keyed);
       if (hold) await keepAnswer(deps, hold, response);
       return response;
     },
   });
 }
 
-async function runItems(deps: BatchDeps, call: TraceCall, items: readonly ListItemInput[]): Promise<BatchResponse> {
+/**
+ * Runs the batch's items. Keyed, each item's charge also writes its row under (key, body, index)
+ * (idempotency/keyed-items.data.ts), so an item is charged once per key: a retry after a run
+ * that died before storing its answer answers the items it charged with their results.
+ */
+async function runItems(deps: BatchDeps, call: TraceCall, items: readonly ListItemInput[], keyed?: KeyedList): Promise<BatchResponse> {
   const run: ListRun = {
     deps,
     principal: call.principal,
@@ -72,8 +79,11 @@ async function runItems(deps: BatchDeps, call: TraceCall, items: readonly ListIt
     order: chargeInIndexOrder(items.length),
     group: deps.traces.group(),
     refundUndelivered: true,
+    chargedAlready: keyed && (await chargedItems<ItemResult>(deps.db, keyed)),
   };
-  const results = await runTraceItems(run, items, deps.concurrency);
+  const alsoInCharge: AlsoInCharge | undefined =
+    keyed && ((result) => ({ ctes: chargedItemCte(keyed, result.index, { requestId: result.id!, result }) }));
+  const results = await runTraceItems(run, items, deps.concurrency, alsoInCharge);
   const account = await skipTraceAccount.read(deps.db, call.principal.organizationId);
   const charged = results.filter((result) => result.status === 'records_found' || result.status === 'no_records_found').length;
   return { id: call.id, charged, results, creditsRemaining: account?.credits ?? 0, replayed: false };

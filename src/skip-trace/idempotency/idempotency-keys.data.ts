@@ -11,7 +11,7 @@
 import { raw, sql, type Db, type Statement } from '../../infra/database/sql.js';
 
 /** How long a key and its answer are kept after its first request (README "Idempotency"). */
-const RETENTION = raw(`interval '24 hours'`);
+export const RETENTION = raw(`interval '24 hours'`);
 
 /** A request's hold on its Idempotency-Key while it runs: the claim `token`. */
 export interface IdempotencyClaim {

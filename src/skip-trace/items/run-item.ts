@@ -49,6 +49,8 @@ export interface ListRun {
   group?: TraceGroup;
   /** Whether an item's charge is reversed when the response carrying it is not delivered (a batch's); a job keeps its results. */
   refundUndelivered: boolean;
+  /** Items charged by an earlier run of the same keyed list, by index: answered with that result, not run again. */
+  chargedAlready?: ReadonlyMap<number, ItemResult>;
 }
 
 /**
@@ -114,7 +116,9 @@ export async function runTraceItems(
   const worker = async () => {
     while (next < items.length) {
       const index = next++;
-      results[index] = await runTraceItem(run, index, items[index], alsoInCharge);
+      const earlier = run.chargedAlready?.get(index);
+      if (earlier) run.order.settle(index);
+      results[index] = earlier ?? (await runTraceItem(run, index, items[index], alsoInCharge));
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
