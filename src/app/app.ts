@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { ReplicaReads } from '../infra/database/replica.js';
 import type { EmbeddedEngine } from '../infra/database/embedded-engine.js';
 import type pino from 'pino';
 import { createLogger } from '../infra/logger.js';
@@ -79,7 +80,8 @@ export async function buildApp(
   // Loaded only when configured: without REDIS_URL the windows are in-process.
   const redis = config.redisUrl ? await (await import('../infra/redis.js')).connectRedis(config.redisUrl, log) : null;
   const eventBus = config.redisUrl && redis ? createRedisEventBus(config.redisUrl, redis, log) : createLocalEventBus();
-  const services = createServices(config, log, { database, redis, eventBus }, options.webhookResolve);
+  const replica = await openReplicaOf(config.database, database, redis, log);
+  const services = createServices(config, log, { database, redis, eventBus, replica }, options.webhookResolve);
   const http = createHttpServer(config, log);
   registerRoutes(http, services, registry);
   const idempotencySweeper = startIdempotencySweeper(database.sql, config.skipTrace.idempotencySweep, log);
@@ -96,10 +98,19 @@ export async function buildApp(
       // Traces that outlived their callers (timeouts) may still be writing their results.
       await Promise.allSettled(services.traces.pending());
       eventBus.close();
+      await replica?.close();
       redis?.disconnect();
       await database.close();
     },
   };
+}
+
+/** The read replica's pool and poller, loaded only when DATABASE_REPLICA_URL is set. */
+async function openReplicaOf(config: Config['database'], database: Database, redis: Redis | null, log: pino.Logger) {
+  if (config.kind !== 'postgres' || !config.replica) return null;
+  const { openReplica } = await import('../infra/database/replica.js');
+  const options = { ...config.replica, poolMax: config.poolMax, preparedStatements: config.preparedStatements ?? false };
+  return openReplica(options, database.sql, redis, log.child({ component: 'read-replica' }));
 }
 
 /** The operation registry needs only CPU: built while the database opens (an embedded engine compiles meanwhile). */
@@ -118,10 +129,10 @@ async function openDatabaseAndRegistry(config: Config, log: pino.Logger, embedde
 function createServices(
   config: Config,
   log: pino.Logger,
-  backends: { database: Database; redis: Redis | null; eventBus: EventBus },
+  backends: { database: Database; redis: Redis | null; eventBus: EventBus; replica: ReplicaReads | null },
   webhookResolve?: Resolve,
 ): Services {
-  const { database, redis, eventBus } = backends;
+  const { database, redis, eventBus, replica } = backends;
   const metrics = createMetricsRegistry(database.pool);
   const skipTraceMetrics = createSkipTraceMetrics(metrics, config.skipTrace.provider.kind);
   const streams = createStreamRegistry({
@@ -139,6 +150,7 @@ function createServices(
     orm: database.orm,
     sql: database.sql,
     redis,
+    replica,
     metrics,
     authenticator: createAuthenticator({ internalApiToken: config.internalApiToken }),
     rateWindows: createRateWindows(config.limits, config.internalApiToken, redis, metrics),

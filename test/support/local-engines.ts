@@ -152,3 +152,110 @@ export function directUrl(url: string): string {
   target.port = server.port;
   return target.toString();
 }
+
+const PG_BIN = '/usr/lib/postgresql/15/bin';
+
+export interface ReplicaPair {
+  primaryUrl: string;
+  replicaUrl: string;
+  /** `pg_ctl stop` of the replica (`immediate`: as if it crashed). */
+  stopReplica(mode?: 'fast' | 'immediate'): void;
+  startReplica(): Promise<void>;
+  /** Stops everything and removes the clusters. */
+  stop(): void;
+}
+
+function pgCtl(dataDir: string, action: 'start' | 'stop', extra: string[] = []): void {
+  runAsEngineUser(`${PG_BIN}/pg_ctl`, [action, '-D', dataDir, '-w', '-s', ...extra]);
+}
+
+/**
+ * A PostgreSQL 15 primary and a streaming replica of it (`pg_basebackup -R`), each its own
+ * cluster on its own port in a temporary directory, with a database `database` on both.
+ */
+export async function startReplicaPair(database = 'app'): Promise<ReplicaPair> {
+  const root = engineDir('replica-pair-');
+  const primaryDir = join(root, 'primary');
+  const replicaDir = join(root, 'replica');
+  const [primaryPort, replicaPort] = [await freePort(), await freePort()];
+  runAsEngineUser(`${PG_BIN}/initdb`, ['-D', primaryDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
+  const settings = (port: number) =>
+    [
+      `port = ${port}`,
+      "listen_addresses = '127.0.0.1'",
+      `unix_socket_directories = '${root}'`,
+      'wal_level = replica',
+      'max_wal_senders = 4',
+      'hot_standby = on',
+      // Test clusters: nothing here must survive a machine crash.
+      'fsync = off',
+      'full_page_writes = off',
+      'shared_buffers = 16MB',
+      'max_connections = 60',
+      '',
+    ].join('\n');
+  writeEngineFile(join(primaryDir, 'postgresql.auto.conf'), settings(primaryPort));
+  writeEngineFile(
+    join(primaryDir, 'pg_hba.conf'),
+    'local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n',
+  );
+  pgCtl(primaryDir, 'start', ['-l', join(root, 'primary.log')]);
+  const stopAll = () => {
+    for (const dir of [replicaDir, primaryDir]) {
+      try {
+        pgCtl(dir, 'stop', ['-m', 'immediate']);
+      } catch {
+        // Not running.
+      }
+    }
+    rmSync(root, { recursive: true, force: true });
+  };
+  try {
+    runAsEngineUser(`${PG_BIN}/psql`, [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primaryPort),
+      '-U',
+      'postgres',
+      '-qc',
+      `create database ${database}`,
+    ]);
+    // `-c fast`: a checkpoint at once rather than spread over the checkpoint interval.
+    const basebackup = [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primaryPort),
+      '-U',
+      'postgres',
+      '-D',
+      replicaDir,
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+    ];
+    runAsEngineUser(`${PG_BIN}/pg_basebackup`, basebackup);
+    writeEngineFile(
+      join(replicaDir, 'postgresql.auto.conf'),
+      `${settings(replicaPort)}primary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres'\n`,
+    );
+    const startReplica = async () => {
+      pgCtl(replicaDir, 'start', ['-l', join(root, 'replica.log')]);
+      await waitForPort(replicaPort);
+    };
+    await startReplica();
+    return {
+      primaryUrl: `postgres://postgres@127.0.0.1:${primaryPort}/${database}`,
+      replicaUrl: `postgres://postgres@127.0.0.1:${replicaPort}/${database}`,
+      stopReplica: (mode = 'fast') => pgCtl(replicaDir, 'stop', ['-m', mode]),
+      startReplica,
+      stop: stopAll,
+    };
+  } catch (error) {
+    stopAll();
+    throw error;
+  }
+}
