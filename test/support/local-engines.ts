@@ -5,7 +5,7 @@
  * `stop()`. PostgreSQL's tools and PgBouncer refuse to run as root: as root they run as `postgres`.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -161,6 +161,8 @@ export interface ReplicaPair {
   /** `pg_ctl stop` of the replica (`immediate`: as if it crashed). */
   stopReplica(mode?: 'fast' | 'immediate'): void;
   startReplica(): Promise<void>;
+  /** SIGSTOP (`true`) or SIGCONT (`false`) to every process of the replica: it holds connections and answers nothing. */
+  freezeReplica(frozen: boolean): void;
   /** Stops everything and removes the clusters. */
   stop(): void;
 }
@@ -252,6 +254,11 @@ export async function startReplicaPair(database = 'app'): Promise<ReplicaPair> {
       replicaUrl: `postgres://postgres@127.0.0.1:${replicaPort}/${database}`,
       stopReplica: (mode = 'fast') => pgCtl(replicaDir, 'stop', ['-m', mode]),
       startReplica,
+      freezeReplica: (frozen) => {
+        const postmaster = readFileSync(join(replicaDir, 'postmaster.pid'), 'utf8').split('\n')[0].trim();
+        const children = execFileSync('pgrep', ['-P', postmaster], { encoding: 'utf8' }).split('\n').filter(Boolean);
+        for (const pid of [postmaster, ...children]) process.kill(Number(pid), frozen ? 'SIGSTOP' : 'SIGCONT');
+      },
       stop: stopAll,
     };
   } catch (error) {
