@@ -75,7 +75,7 @@ async function insertBehindTheService(userId: string) {
   return id;
 }
 
-describe('reads on the replica, each user reading their own writes', () => {
+describe('reads on the replica, each user reading their own writes, across instances', () => {
   // The write positions are shared through Redis: a write on one instance holds for reads on another.
   it.skipIf(!process.env.REDIS_URL)('on another instance too (Redis)', { timeout: 60_000 }, async () => {
     const peer = await startService({ DATABASE_URL: pair.primaryUrl, DATABASE_REPLICA_URL: pair.replicaUrl });
@@ -94,7 +94,9 @@ describe('reads on the replica, each user reading their own writes', () => {
       await peer.close();
     }
   });
+});
 
+describe('reads on the replica, each user reading their own writes', () => {
   it('serves other users from the replica (stale while its replay is paused) and keys from the primary', async () => {
     const [writer, other] = [await service.provision(), await service.provision()];
     await publish(service, writer.userId, [{ title: 'w' }]);

@@ -171,37 +171,58 @@ function pgCtl(dataDir: string, action: 'start' | 'stop', extra: string[] = []):
   runAsEngineUser(`${PG_BIN}/pg_ctl`, [action, '-D', dataDir, '-w', '-s', ...extra]);
 }
 
+/** One test cluster's settings: its own port and socket directory, WAL for a streaming replica. */
+function clusterSettings(port: number, socketDir: string): string {
+  return [
+    `port = ${port}`,
+    "listen_addresses = '127.0.0.1'",
+    `unix_socket_directories = '${socketDir}'`,
+    'wal_level = replica',
+    'max_wal_senders = 4',
+    'hot_standby = on',
+    // Test clusters: nothing here must survive a machine crash.
+    'fsync = off',
+    'full_page_writes = off',
+    'shared_buffers = 16MB',
+    'max_connections = 60',
+    '',
+  ].join('\n');
+}
+
+/** A new cluster in `dir`, started, that trusts local connections and replication from 127.0.0.1. */
+function startPrimary(dir: string, port: number, root: string, database: string): void {
+  runAsEngineUser(`${PG_BIN}/initdb`, ['-D', dir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
+  writeEngineFile(join(dir, 'postgresql.auto.conf'), clusterSettings(port, root));
+  const hba = 'local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n';
+  writeEngineFile(join(dir, 'pg_hba.conf'), hba);
+  pgCtl(dir, 'start', ['-l', join(root, 'primary.log')]);
+  runAsEngineUser(`${PG_BIN}/psql`, ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-qc', `create database ${database}`]);
+}
+
+/** A streaming replica of the primary on `primaryPort`, in `dir` (`pg_basebackup -R`), not started. */
+function cloneReplica(dir: string, port: number, primaryPort: number, root: string): void {
+  // `-c fast`: a checkpoint at once rather than spread over the checkpoint interval.
+  const source = ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres'];
+  runAsEngineUser(`${PG_BIN}/pg_basebackup`, [...source, '-D', dir, '-R', '-X', 'stream', '-c', 'fast']);
+  const upstream = `primary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres'\n`;
+  writeEngineFile(join(dir, 'postgresql.auto.conf'), clusterSettings(port, root) + upstream);
+}
+
+/** SIGSTOP or SIGCONT to a cluster's postmaster and every process it started. */
+function signalCluster(dir: string, signal: 'SIGSTOP' | 'SIGCONT'): void {
+  const postmaster = readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0].trim();
+  const children = execFileSync('pgrep', ['-P', postmaster], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  for (const pid of [postmaster, ...children]) process.kill(Number(pid), signal);
+}
+
 /**
  * A PostgreSQL 15 primary and a streaming replica of it (`pg_basebackup -R`), each its own
  * cluster on its own port in a temporary directory, with a database `database` on both.
  */
 export async function startReplicaPair(database = 'app'): Promise<ReplicaPair> {
   const root = engineDir('replica-pair-');
-  const primaryDir = join(root, 'primary');
-  const replicaDir = join(root, 'replica');
+  const [primaryDir, replicaDir] = [join(root, 'primary'), join(root, 'replica')];
   const [primaryPort, replicaPort] = [await freePort(), await freePort()];
-  runAsEngineUser(`${PG_BIN}/initdb`, ['-D', primaryDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
-  const settings = (port: number) =>
-    [
-      `port = ${port}`,
-      "listen_addresses = '127.0.0.1'",
-      `unix_socket_directories = '${root}'`,
-      'wal_level = replica',
-      'max_wal_senders = 4',
-      'hot_standby = on',
-      // Test clusters: nothing here must survive a machine crash.
-      'fsync = off',
-      'full_page_writes = off',
-      'shared_buffers = 16MB',
-      'max_connections = 60',
-      '',
-    ].join('\n');
-  writeEngineFile(join(primaryDir, 'postgresql.auto.conf'), settings(primaryPort));
-  writeEngineFile(
-    join(primaryDir, 'pg_hba.conf'),
-    'local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n',
-  );
-  pgCtl(primaryDir, 'start', ['-l', join(root, 'primary.log')]);
   const stopAll = () => {
     for (const dir of [replicaDir, primaryDir]) {
       try {
@@ -213,37 +234,8 @@ export async function startReplicaPair(database = 'app'): Promise<ReplicaPair> {
     rmSync(root, { recursive: true, force: true });
   };
   try {
-    runAsEngineUser(`${PG_BIN}/psql`, [
-      '-h',
-      '127.0.0.1',
-      '-p',
-      String(primaryPort),
-      '-U',
-      'postgres',
-      '-qc',
-      `create database ${database}`,
-    ]);
-    // `-c fast`: a checkpoint at once rather than spread over the checkpoint interval.
-    const basebackup = [
-      '-h',
-      '127.0.0.1',
-      '-p',
-      String(primaryPort),
-      '-U',
-      'postgres',
-      '-D',
-      replicaDir,
-      '-R',
-      '-X',
-      'stream',
-      '-c',
-      'fast',
-    ];
-    runAsEngineUser(`${PG_BIN}/pg_basebackup`, basebackup);
-    writeEngineFile(
-      join(replicaDir, 'postgresql.auto.conf'),
-      `${settings(replicaPort)}primary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres'\n`,
-    );
+    startPrimary(primaryDir, primaryPort, root, database);
+    cloneReplica(replicaDir, replicaPort, primaryPort, root);
     const startReplica = async () => {
       pgCtl(replicaDir, 'start', ['-l', join(root, 'replica.log')]);
       await waitForPort(replicaPort);
@@ -254,11 +246,7 @@ export async function startReplicaPair(database = 'app'): Promise<ReplicaPair> {
       replicaUrl: `postgres://postgres@127.0.0.1:${replicaPort}/${database}`,
       stopReplica: (mode = 'fast') => pgCtl(replicaDir, 'stop', ['-m', mode]),
       startReplica,
-      freezeReplica: (frozen) => {
-        const postmaster = readFileSync(join(replicaDir, 'postmaster.pid'), 'utf8').split('\n')[0].trim();
-        const children = execFileSync('pgrep', ['-P', postmaster], { encoding: 'utf8' }).split('\n').filter(Boolean);
-        for (const pid of [postmaster, ...children]) process.kill(Number(pid), frozen ? 'SIGSTOP' : 'SIGCONT');
-      },
+      freezeReplica: (frozen) => signalCluster(replicaDir, frozen ? 'SIGSTOP' : 'SIGCONT'),
       stop: stopAll,
     };
   } catch (error) {

@@ -105,18 +105,15 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-export async function openReplica(options: ReplicaOptions, primary: Db, redis: Redis | null, log: Logger): Promise<ReplicaReads> {
-  const { default: pgModule } = await import('pg');
-  const pool: pg.Pool = new pgModule.Pool({
-    connectionString: options.url,
-    max: options.poolMax,
-    connectionTimeoutMillis: options.timeoutMs,
-    // What outlives the caller's wait (timeoutMs) is cut short by the replica itself.
-    statement_timeout: options.timeoutMs * 4,
-  });
-  const replica = poolDb(pool, options.preparedStatements);
-  const positions = redis ? redisPositions(redis, log) : localPositions();
-  /** The replica's replay position, or null while it is not known to answer. */
+/** The replica's replay position, polled every REPLAY_POLL_MS; null while it is not known to answer. */
+interface ReplayWatch {
+  readonly replayed: number | null;
+  /** The replica failed a read: no read goes to it until a poll succeeds. */
+  down(error: unknown): void;
+  stop(): Promise<void>;
+}
+
+function watchReplay(pool: pg.Pool, replica: Db, timeoutMs: number, log: Logger): ReplayWatch {
   let replayed: number | null = null;
   let warned = false;
   const down = (error: unknown) => {
@@ -130,7 +127,7 @@ export async function openReplica(options: ReplicaOptions, primary: Db, redis: R
     async () => {
       const [row] = await withTimeout(
         replica.rows<{ lsn: string | null }>(sql`select (pg_last_wal_replay_lsn() - '0/0')::text as lsn`),
-        options.timeoutMs,
+        timeoutMs,
       );
       if (row?.lsn == null) throw new Error('DATABASE_REPLICA_URL is not a server in recovery (a streaming replica)');
       replayed = Number(row.lsn);
@@ -140,13 +137,37 @@ export async function openReplica(options: ReplicaOptions, primary: Db, redis: R
     REPLAY_POLL_MS,
     down,
   );
+  return {
+    get replayed() {
+      return replayed;
+    },
+    down,
+    stop: () => poller.stop(),
+  };
+}
 
-  const servesUser = async (userId: string): Promise<boolean> => replayed !== null && !(await positions.ahead(userId, replayed));
+export async function openReplica(options: ReplicaOptions, primary: Db, redis: Redis | null, log: Logger): Promise<ReplicaReads> {
+  const { default: pgModule } = await import('pg');
+  const pool: pg.Pool = new pgModule.Pool({
+    connectionString: options.url,
+    max: options.poolMax,
+    connectionTimeoutMillis: options.timeoutMs,
+    // What outlives the caller's wait (timeoutMs) is cut short by the replica itself.
+    statement_timeout: options.timeoutMs * 4,
+  });
+  const replica = poolDb(pool, options.preparedStatements);
+  const positions = redis ? redisPositions(redis, log) : localPositions();
+  const watch = watchReplay(pool, replica, options.timeoutMs, log);
+
+  const servesUser = async (userId: string): Promise<boolean> => {
+    const replayed = watch.replayed;
+    return replayed !== null && !(await positions.ahead(userId, replayed));
+  };
   const onReplica = async <T>(use: (db: Db) => Promise<T>): Promise<T> => {
     try {
       return await withTimeout(use(replica), options.timeoutMs);
     } catch (error) {
-      down(error);
+      watch.down(error);
       return use(primary);
     }
   };
@@ -155,7 +176,7 @@ export async function openReplica(options: ReplicaOptions, primary: Db, redis: R
     readsFor(userId) {
       let routed: Promise<boolean> | undefined;
       const route = <T>(use: (db: Db) => Promise<T>) =>
-        (routed ??= servesUser(userId)).then((toReplica) => (toReplica && replayed !== null ? onReplica(use) : use(primary)));
+        (routed ??= servesUser(userId)).then((toReplica) => (toReplica && watch.replayed !== null ? onReplica(use) : use(primary)));
       return {
         rows: <T>(statement: Statement) => route((db) => db.rows<T>(statement)),
         // Writes never go to the replica.
@@ -173,7 +194,7 @@ export async function openReplica(options: ReplicaOptions, primary: Db, redis: R
       await positions.record(users, position);
     },
     async close() {
-      await poller.stop();
+      await watch.stop();
       await pool.end();
     },
   };
