@@ -3,6 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
 import { startReplicaPair, type ReplicaPair } from '../support/local-engines.js';
+import { eventually } from '../support/webhook-receiver.js';
 
 /**
  * DATABASE_REPLICA_URL against a real primary and streaming replica this file starts itself
@@ -34,18 +35,12 @@ async function connectReplica() {
   await replica.connect();
 }
 
-async function eventually(condition: () => Promise<boolean>, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** Waits until the replica has replayed everything the primary has written so far. */
 async function caughtUp() {
   const [{ lsn }] = (await primary.query(`select pg_current_wal_insert_lsn()::text as lsn`)).rows;
-  await eventually(async () => (await replica.query(`select pg_last_wal_replay_lsn() >= $1::pg_lsn as done`, [lsn])).rows[0].done);
+  const replayed = async () =>
+    (await replica.query(`select pg_last_wal_replay_lsn() >= $1::pg_lsn as done`, [lsn])).rows[0].done as boolean;
+  await eventually(replayed, Boolean);
 }
 
 async function pauseReplay() {
@@ -113,7 +108,10 @@ describe('reads on the replica, each user reading their own writes', () => {
     } finally {
       await resumeReplay();
     }
-    await eventually(async () => (await unread(other)) === 2);
+    await eventually(
+      () => unread(other),
+      (n) => n === 2,
+    );
   });
 
   it('after a mark, an archive, a mark of everything and a publish to them, the user reads their own write while the replica is behind', async () => {
@@ -208,7 +206,10 @@ describe('a replica that stops', () => {
       try {
         await insertBehindTheService(user.userId);
         // Stale again: its reads are back on the replica.
-        await eventually(async () => (await unread(user)) === 2);
+        await eventually(
+          () => unread(user),
+          (n) => n === 2,
+        );
       } finally {
         await resumeReplay();
       }
