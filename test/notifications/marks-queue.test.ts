@@ -155,6 +155,8 @@ describe.skipIf(!process.env.DATABASE_URL)('a full queue, held by a mark waiting
         const { pid } = (await lock.session.query('select pg_backend_pid() as pid')).rows[0];
         const running = markIds(user, [ids[0]]);
         await eventually(async () => {
+          // In a transaction pg_stat_activity is read once and kept: read it afresh each time.
+          await lock.session.query('select pg_stat_clear_snapshot()');
           const { rows } = await lock.session.query('select 1 from pg_stat_activity where $1::int = any(pg_blocking_pids(pid))', [pid]);
           return rows.length === 1;
         });

@@ -95,7 +95,7 @@ export async function startPgbouncer(target: string, options: { poolSize?: numbe
       `auth_file = ${join(dir, 'userlist.txt')}`,
       'pool_mode = transaction',
       'max_client_conn = 2000',
-      `default_pool_size = ${options.poolSize ?? 20}`,
+      `default_pool_size = ${options.poolSize ?? 40}`,
       'ignore_startup_parameters = extra_float_digits,options',
       `logfile = ${join(dir, 'pgbouncer.log')}`,
       'log_connections = 0',
