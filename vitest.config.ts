@@ -11,6 +11,8 @@ export default defineConfig({
     exclude: ['test/processes/**', '**/node_modules/**'],
     // Each file starts its own service (and, in embedded mode, its own in-memory PGlite).
     pool: 'forks',
+    // TEST_VIA_PGBOUNCER=1: the run goes through a PgBouncer in transaction mode (npm run test:pooler).
+    globalSetup: ['test/support/pooler-global-setup.ts'],
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,

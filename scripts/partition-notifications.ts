@@ -121,7 +121,10 @@ export function retarget(index: IndexDef, table: string, name: string): string {
 }
 
 async function refuseUnlessReady(client: pg.ClientBase, { partitions, allowPendingMigrations }: RebuildOptions) {
-  const applied = await client.query<{ name: string }>(`select name from mikro_orm_migrations`).catch(() => ({ rows: [] }));
+  // Inside the rebuild's transaction, where a failed statement would abort it: asks whether the table exists first.
+  const [{ present }] = (await client.query<{ present: boolean }>(`select to_regclass('mikro_orm_migrations') is not null as present`))
+    .rows;
+  const applied = present ? await client.query<{ name: string }>(`select name from mikro_orm_migrations`) : { rows: [] };
   const names = new Set(applied.rows.map((r) => r.name));
   const pending = migrationsList.filter((m) => !names.has(m.name)).map((m) => m.name);
   if (pending.length > 0 && !allowPendingMigrations)
@@ -136,78 +139,73 @@ async function refuseUnlessReady(client: pg.ClientBase, { partitions, allowPendi
 }
 
 /**
- * Rebuilds `notifications` into the asked-for shape (see the file's comment). `client` is a
- * connection of its own (the migration lock is session-level); it must not be in a transaction.
+ * Rebuilds `notifications` into the asked-for shape (see the file's comment), in one transaction
+ * that holds the migration lock (transaction-level, so it holds behind a pooler in transaction
+ * mode too). `client` must not be in a transaction.
  */
 export async function rebuildNotifications(client: pg.ClientBase, options: RebuildOptions): Promise<RebuildReport> {
   const started = performance.now();
   const log = options.log ?? (() => undefined);
   const { partitions } = options;
-  await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+  await client.query('begin');
   try {
+    await client.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID]);
     await refuseUnlessReady(client, options);
-    await client.query('begin');
-    try {
-      await client.query(`set local lock_timeout = '${options.lockTimeout ?? '10s'}'`);
-      await client.query(`set local maintenance_work_mem = '${options.maintenanceWorkMem ?? '256MB'}'`);
-      await client.query(`lock table ${TABLE} in exclusive mode`);
-      const shape = await currentShape(client);
-      if (shape.partitioned === (partitions !== null)) {
-        throw new RefusedError(
-          partitions !== null ? `${TABLE} is already partitioned` : `${TABLE} is not partitioned: nothing to roll back`,
-        );
-      }
-      if (shape.blockers.length > 0) throw new RefusedError(`${TABLE} is referenced by ${shape.blockers.join(', ')}: not handled`);
-
-      log(partitions !== null ? `creating ${BUILDING} with ${partitions} hash partitions on user_id` : `creating a plain ${BUILDING}`);
-      await client.query(
-        `create table ${BUILDING} (like ${TABLE} including defaults including constraints including generated including identity
-           including storage including compression including comments)${partitions !== null ? ' partition by hash (user_id)' : ''}`,
-      );
-      for (let i = 0; i < (partitions ?? 0); i++) {
-        await client.query(`create table ${TABLE}_p${i} partition of ${BUILDING} for values with (modulus ${partitions}, remainder ${i})`);
-      }
-      const copied = await client.query(`insert into ${BUILDING} select * from ${TABLE}`);
-      const rows = copied.rowCount ?? 0;
-      log(`copied ${rows} rows`);
-
-      // The primary key: with partitions it must hold the partition key.
-      await client.query(
-        `alter table ${BUILDING} add constraint ${BUILDING}_pkey primary key (${partitions !== null ? 'user_id, id' : 'id'})`,
-      );
-      // Other indexes and constraints under temporary names (index names are unique per schema), renamed at the swap.
-      const others = shape.indexes.filter((index) => !index.backs_constraint);
-      for (const index of others) {
-        log(`index ${index.name}`);
-        await client.query(retarget(index, BUILDING, `${index.name}_new`));
-      }
-      const keyed = shape.constraints.filter((c) => c.type !== 'f');
-      for (const constraint of keyed) await client.query(`alter table ${BUILDING} add constraint ${constraint.name}_new ${constraint.def}`);
-      for (const constraint of shape.constraints.filter((c) => c.type === 'f')) {
-        await client.query(`alter table ${BUILDING} add constraint ${constraint.name} ${constraint.def}`);
-      }
-      await client.query(`analyze ${BUILDING}`);
-
-      const swapStarted = performance.now();
-      log('swapping names');
-      await client.query(`lock table ${TABLE} in access exclusive mode`);
-      for (const trigger of shape.triggers) await client.query(`drop trigger ${trigger.name} on ${TABLE}`);
-      await client.query(`alter table ${TABLE} rename to ${REPLACED}`);
-      // Renaming an index that backs a constraint (the primary key, a unique key) renames the constraint too.
-      for (const index of shape.indexes) await client.query(`alter index ${index.name} rename to ${index.name}${REPLACED_SUFFIX}`);
-      await client.query(`alter table ${BUILDING} rename to ${TABLE}`);
-      await client.query(`alter index ${BUILDING}_pkey rename to ${TABLE}_pkey`);
-      for (const index of [...others, ...keyed]) await client.query(`alter index ${index.name}_new rename to ${index.name}`);
-      for (const trigger of shape.triggers) await client.query(trigger.def);
-      await client.query('commit');
-      const done = performance.now();
-      return { partitions, rows, seconds: (done - started) / 1000, swapSeconds: (done - swapStarted) / 1000 };
-    } catch (error) {
-      await client.query('rollback');
-      throw error;
+    await client.query(`set local lock_timeout = '${options.lockTimeout ?? '10s'}'`);
+    await client.query(`set local maintenance_work_mem = '${options.maintenanceWorkMem ?? '256MB'}'`);
+    await client.query(`lock table ${TABLE} in exclusive mode`);
+    const shape = await currentShape(client);
+    if (shape.partitioned === (partitions !== null)) {
+      throw new RefusedError(partitions !== null ? `${TABLE} is already partitioned` : `${TABLE} is not partitioned: nothing to roll back`);
     }
-  } finally {
-    await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+    if (shape.blockers.length > 0) throw new RefusedError(`${TABLE} is referenced by ${shape.blockers.join(', ')}: not handled`);
+
+    log(partitions !== null ? `creating ${BUILDING} with ${partitions} hash partitions on user_id` : `creating a plain ${BUILDING}`);
+    await client.query(
+      `create table ${BUILDING} (like ${TABLE} including defaults including constraints including generated including identity
+         including storage including compression including comments)${partitions !== null ? ' partition by hash (user_id)' : ''}`,
+    );
+    for (let i = 0; i < (partitions ?? 0); i++) {
+      await client.query(`create table ${TABLE}_p${i} partition of ${BUILDING} for values with (modulus ${partitions}, remainder ${i})`);
+    }
+    const copied = await client.query(`insert into ${BUILDING} select * from ${TABLE}`);
+    const rows = copied.rowCount ?? 0;
+    log(`copied ${rows} rows`);
+
+    // The primary key: with partitions it must hold the partition key.
+    await client.query(
+      `alter table ${BUILDING} add constraint ${BUILDING}_pkey primary key (${partitions !== null ? 'user_id, id' : 'id'})`,
+    );
+    // Other indexes and constraints under temporary names (index names are unique per schema), renamed at the swap.
+    const others = shape.indexes.filter((index) => !index.backs_constraint);
+    for (const index of others) {
+      log(`index ${index.name}`);
+      await client.query(retarget(index, BUILDING, `${index.name}_new`));
+    }
+    const keyed = shape.constraints.filter((c) => c.type !== 'f');
+    for (const constraint of keyed) await client.query(`alter table ${BUILDING} add constraint ${constraint.name}_new ${constraint.def}`);
+    for (const constraint of shape.constraints.filter((c) => c.type === 'f')) {
+      await client.query(`alter table ${BUILDING} add constraint ${constraint.name} ${constraint.def}`);
+    }
+    await client.query(`analyze ${BUILDING}`);
+
+    const swapStarted = performance.now();
+    log('swapping names');
+    await client.query(`lock table ${TABLE} in access exclusive mode`);
+    for (const trigger of shape.triggers) await client.query(`drop trigger ${trigger.name} on ${TABLE}`);
+    await client.query(`alter table ${TABLE} rename to ${REPLACED}`);
+    // Renaming an index that backs a constraint (the primary key, a unique key) renames the constraint too.
+    for (const index of shape.indexes) await client.query(`alter index ${index.name} rename to ${index.name}${REPLACED_SUFFIX}`);
+    await client.query(`alter table ${BUILDING} rename to ${TABLE}`);
+    await client.query(`alter index ${BUILDING}_pkey rename to ${TABLE}_pkey`);
+    for (const index of [...others, ...keyed]) await client.query(`alter index ${index.name}_new rename to ${index.name}`);
+    for (const trigger of shape.triggers) await client.query(trigger.def);
+    await client.query('commit');
+    const done = performance.now();
+    return { partitions, rows, seconds: (done - started) / 1000, swapSeconds: (done - swapStarted) / 1000 };
+  } catch (error) {
+    await client.query('rollback');
+    throw error;
   }
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { ReplicaReads } from '../infra/database/replica.js';
 import type { EmbeddedEngine } from '../infra/database/embedded-engine.js';
 import type pino from 'pino';
 import { createLogger } from '../infra/logger.js';
@@ -82,7 +83,8 @@ export async function buildApp(
   const eventBus = config.redisUrl && redis ? createRedisEventBus(config.redisUrl, redis, log) : createLocalEventBus();
   // Each user's recent feed changes, for streams that resume: in Redis beside the bus, else in process.
   const eventLog = redis ? createRedisEventLog(redis) : createLocalEventLog(eventBus);
-  const services = createServices(config, log, { database, redis, eventBus, eventLog }, options.webhookResolve);
+  const replica = await openReplicaOf(config.database, database, redis, log);
+  const services = createServices(config, log, { database, redis, eventBus, eventLog, replica }, options.webhookResolve);
   const http = createHttpServer(config, log);
   registerRoutes(http, services, registry);
   const idempotencySweeper = startIdempotencySweeper(database.sql, config.skipTrace.idempotencySweep, log);
@@ -101,10 +103,19 @@ export async function buildApp(
       services.notificationEvents.close();
       eventLog.close();
       eventBus.close();
+      await replica?.close();
       redis?.disconnect();
       await database.close();
     },
   };
+}
+
+/** The read replica's pool and poller, loaded only when DATABASE_REPLICA_URL is set. */
+async function openReplicaOf(config: Config['database'], database: Database, redis: Redis | null, log: pino.Logger) {
+  if (config.kind !== 'postgres' || !config.replica) return null;
+  const { openReplica } = await import('../infra/database/replica.js');
+  const options = { ...config.replica, poolMax: config.poolMax, preparedStatements: config.preparedStatements ?? false };
+  return openReplica(options, database.sql, redis, log.child({ component: 'read-replica' }));
 }
 
 /** The operation registry needs only CPU: built while the database opens (an embedded engine compiles meanwhile). */
@@ -123,10 +134,10 @@ async function openDatabaseAndRegistry(config: Config, log: pino.Logger, embedde
 function createServices(
   config: Config,
   log: pino.Logger,
-  backends: { database: Database; redis: Redis | null; eventBus: EventBus; eventLog: EventLog },
+  backends: { database: Database; redis: Redis | null; eventBus: EventBus; eventLog: EventLog; replica: ReplicaReads | null },
   webhookResolve?: Resolve,
 ): Services {
-  const { database, redis, eventBus, eventLog } = backends;
+  const { database, redis, eventBus, eventLog, replica } = backends;
   const metrics = createMetricsRegistry(database.pool);
   const skipTraceMetrics = createSkipTraceMetrics(metrics, config.skipTrace.provider.kind);
   const streams = createStreamRegistry({
@@ -144,6 +155,7 @@ function createServices(
     orm: database.orm,
     sql: database.sql,
     redis,
+    replica,
     metrics,
     authenticator: createAuthenticator({ internalApiToken: config.internalApiToken }),
     rateWindows: createRateWindows(config.limits, config.internalApiToken, redis, metrics),

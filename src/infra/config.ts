@@ -35,6 +35,13 @@ const envSchema = z.object({
   DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default('./data')),
   DATABASE_POOL_MAX: int(10),
   DATABASE_PREPARED_STATEMENTS: bool(true),
+  DATABASE_REPLICA_URL: z.preprocess(
+    emptyAsUndefined,
+    z
+      .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL (a streaming replica of DATABASE_URL)' })
+      .optional(),
+  ),
+  DATABASE_REPLICA_TIMEOUT_MS: int(500),
   REDIS_URL: z.preprocess(
     emptyAsUndefined,
     z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379' }).optional(),
@@ -92,7 +99,16 @@ export interface Config {
   /** `json` lines (the default), or `pretty`: one readable line per entry, for development. */
   logFormat: Env['LOG_FORMAT'];
   /** `postgres` when DATABASE_URL is set, else the embedded PGlite under `dataDir`. */
-  database: { kind: 'postgres'; url: string; poolMax: number; preparedStatements?: boolean } | { kind: 'embedded'; dataDir: string };
+  database:
+    | {
+        kind: 'postgres';
+        url: string;
+        poolMax: number;
+        preparedStatements?: boolean;
+        /** A streaming replica for feed reads (infra/database/replica.ts); a read it does not answer within `timeoutMs` goes to the primary. */
+        replica?: { url: string; timeoutMs: number };
+      }
+    | { kind: 'embedded'; dataDir: string };
   redisUrl?: string;
   internalApiToken?: string;
   limits: {
@@ -160,6 +176,17 @@ function skipTraceConfig(env: Env): Config['skipTrace'] {
   };
 }
 
+function databaseConfig(env: Env): Config['database'] {
+  if (!env.DATABASE_URL) return { kind: 'embedded', dataDir: env.DATA_DIR };
+  return {
+    kind: 'postgres',
+    url: env.DATABASE_URL,
+    poolMax: env.DATABASE_POOL_MAX,
+    preparedStatements: env.DATABASE_PREPARED_STATEMENTS,
+    ...(env.DATABASE_REPLICA_URL && { replica: { url: env.DATABASE_REPLICA_URL, timeoutMs: env.DATABASE_REPLICA_TIMEOUT_MS } }),
+  };
+}
+
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(source);
   if (!parsed.success) {
@@ -167,6 +194,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const env = parsed.data;
+  if (env.DATABASE_REPLICA_URL && !env.DATABASE_URL) {
+    throw new ConfigError('Invalid configuration:\n  DATABASE_REPLICA_URL: needs DATABASE_URL (the primary it replicates)');
+  }
   if (env.SKIPTRACE_PROVIDER === 'http' && (!env.SKIPTRACE_PROVIDER_URL || !env.SKIPTRACE_PROVIDER_KEY)) {
     throw new ConfigError(
       'Invalid configuration:\n  SKIPTRACE_PROVIDER_URL, SKIPTRACE_PROVIDER_KEY: both are required when SKIPTRACE_PROVIDER=http',
@@ -180,9 +210,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST ?? (env.DATABASE_URL ? '0.0.0.0' : '127.0.0.1'),
     logLevel: env.LOG_LEVEL,
     logFormat: env.LOG_FORMAT,
-    database: env.DATABASE_URL
-      ? { kind: 'postgres', url: env.DATABASE_URL, poolMax: env.DATABASE_POOL_MAX, preparedStatements: env.DATABASE_PREPARED_STATEMENTS }
-      : { kind: 'embedded', dataDir: env.DATA_DIR },
+    database: databaseConfig(env),
     redisUrl: env.REDIS_URL,
     internalApiToken: env.INTERNAL_API_TOKEN,
     limits: {

@@ -17,7 +17,8 @@ import {
   type FeedPage,
 } from './feed.service.js';
 import type { FeedWriter } from './feed-writes.js';
-import type { UserContext } from '../schema/context.js';
+import type { Context, UserContext } from '../schema/context.js';
+import type { Db } from '../infra/database/sql.js';
 import type { NotificationCountsByType, NotificationTypeCounts, NotificationTypeEntry, NotificationView } from './feed.data.js';
 
 export const NotificationRef = builder.objectRef<NotificationView>('Notification').implement({
@@ -93,6 +94,15 @@ const MarkNotificationsReadResultRef = builder.objectRef<{ updatedCount: number 
   }),
 });
 
+/**
+ * Where the caller's feed reads go: the read replica when one is configured and has replayed the
+ * caller's last write (infra/database/replica.ts), else the primary.
+ */
+const readsOf = (ctx: UserContext): Db => (ctx.services.replica ? ctx.services.replica.readsFor(ctx.principal.userId) : ctx.db.sql);
+
+/** After a write to these users' feeds committed: their next reads see it, on the replica too. */
+const wrote = (ctx: Context, userIds: Iterable<string>): Promise<void> | undefined => ctx.services.replica?.wrote(userIds);
+
 builder.queryFields((t) => ({
   notifications: t.withAuth({ READ: true }).field({
     type: NotificationPageRef,
@@ -111,13 +121,13 @@ builder.queryFields((t) => ({
         ...constraints({ pattern: KEYSET_CURSOR_PATTERN }, { pattern: NOT_A_FEED_CURSOR }),
       }),
     },
-    resolve: (_root, args, ctx) => listNotifications(ctx.db.sql, ctx.principal.userId, args),
+    resolve: (_root, args, ctx) => listNotifications(readsOf(ctx), ctx.principal.userId, args),
   }),
   notificationCounts: t.withAuth({ READ: true }).field({
     type: NotificationCountsRef,
     description: 'Badge numbers: a cheap poll before listing.',
     args: { notificationTypeFilter: t.arg.string() },
-    resolve: (_root, args, ctx) => countNotifications(ctx.db.sql, ctx.principal.userId, args.notificationTypeFilter),
+    resolve: (_root, args, ctx) => countNotifications(readsOf(ctx), ctx.principal.userId, args.notificationTypeFilter),
   }),
   availableNotificationTypes: t.field({
     type: AvailableNotificationTypesRef,
@@ -163,6 +173,7 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, args, ctx) => {
       const changed = await markNotifications(ctx.db.sql, writerOf(ctx), args.notificationIds.map(String), args.isSeen);
+      await wrote(ctx, [ctx.principal.userId]);
       await ctx.services.notificationEvents.updated(ctx.principal.userId, changed);
       return { updatedCount: changed.length };
     },
@@ -184,6 +195,7 @@ builder.mutationFields((t) => ({
         args.isSeen,
         args.notificationTypeFilter,
       );
+      await wrote(ctx, [ctx.principal.userId]);
       // After the commit: one `updated` event (the ids when few; none listed past the limit).
       if (updatedCount > 0) await ctx.services.notificationEvents.updated(ctx.principal.userId, notificationIds);
       return { updatedCount };
@@ -197,6 +209,7 @@ builder.mutationFields((t) => ({
     resolve: async (_root, args, ctx) => {
       const inputs = args.input.map((input) => ({ ...input, userId: String(input.userId).toLowerCase() }));
       const published = await publishNotifications(ctx.db.em, inputs);
+      await wrote(ctx, new Set(inputs.map((input) => input.userId)));
       // In input order, one per input (publishNotifications inserts all or nothing).
       await ctx.services.notificationEvents.created(published.map((notification, i) => ({ userId: inputs[i].userId, notification })));
       return published;
@@ -216,6 +229,7 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, args, ctx) => {
       const changed = await archiveNotifications(ctx.db.sql, writerOf(ctx), args.notificationIds.map(String), args.archived);
+      await wrote(ctx, [ctx.principal.userId]);
       await ctx.services.notificationEvents.updated(ctx.principal.userId, changed);
       return { updatedCount: changed.length };
     },

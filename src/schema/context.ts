@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../infra/config.js';
 import type { Em, Orm } from '../infra/database/orm.js';
 import type { Db } from '../infra/database/sql.js';
+import type { ReplicaReads } from '../infra/database/replica.js';
 import type { ClientWatch } from '../infra/client-watch.js';
 import type { StreamRegistry } from '../infra/stream-registry.js';
 import type { OrganizationPrincipal, PlatformPrincipal, Principal, UserPrincipal } from './principal.js';
@@ -24,6 +25,8 @@ export interface Services {
   /** Raw SQL on the ORM's own pool, for hot paths that track no entities (infra/database/sql.ts). */
   sql: Db;
   redis: Redis | null;
+  /** Feed reads on a streaming replica, with read-your-writes (DATABASE_REPLICA_URL); null without one: every read on `sql`. */
+  replica: ReplicaReads | null;
   /**
    * This app's Prometheus registry (`GET /metrics`). One per app, never prom-client's global one:
    * tests run several apps in one process. Each layer defines its metrics on it where their events happen.

@@ -41,9 +41,20 @@ describe('configuration', () => {
     ['INTERNAL_API_TOKEN', 'short'],
     ['PUBLIC_URL', 'api.example.com'],
     ['PUBLIC_URL', 'ftp://api.example.com'],
+    ['DATABASE_REPLICA_URL', 'mysql://localhost/db'],
+    // A replica needs its primary: without DATABASE_URL it is refused.
+    ['DATABASE_REPLICA_URL', 'postgres://postgres@127.0.0.1:5433/app'],
   ])('refuses %s=%s, naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  it('reads from a replica only when one is given, beside its primary', () => {
+    const primary = 'postgres://postgres@127.0.0.1:5432/app';
+    expect(loadConfig({ DATABASE_URL: primary }).database).not.toHaveProperty('replica');
+    expect(loadConfig({ DATABASE_URL: primary, DATABASE_REPLICA_URL: 'postgres://postgres@127.0.0.1:5433/app' }).database).toMatchObject({
+      replica: { url: 'postgres://postgres@127.0.0.1:5433/app', timeoutMs: 500 },
+    });
   });
 
   it('says what a database or Redis URL must look like, not just that it is invalid', () => {

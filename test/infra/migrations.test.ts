@@ -83,18 +83,25 @@ describe('migrations', () => {
       const holder = new pg.Client({ connectionString: url });
       await holder.connect();
       try {
-        await holder.query('select pg_advisory_lock(724513901)');
+        // Held as the service holds it: in a transaction, so that it holds through a pooler in transaction mode too.
+        const holdLock = async () => {
+          await holder.query('begin');
+          await holder.query('select pg_advisory_xact_lock(724513901)');
+        };
+        await holdLock();
         const db = await openDatabase({ kind: 'postgres', url, poolMax: 2 });
         expect(db.orm.config.getExtension('@mikro-orm/migrator')).toBeUndefined();
         await db.close();
+        await holder.query('commit');
 
         // The last migration (written to run again harmlessly) pending again: this open waits for the lock.
         await holder.query(`delete from mikro_orm_migrations where name = $1`, [migrationsList[migrationsList.length - 1].name]);
+        await holdLock();
         let opened = false;
         const pending = openDatabase({ kind: 'postgres', url, poolMax: 2 }).then((opening) => ((opened = true), opening));
         await new Promise((resolve) => setTimeout(resolve, 1000));
         expect(opened).toBe(false);
-        await holder.query('select pg_advisory_unlock(724513901)');
+        await holder.query('commit');
         const migrated = await pending;
         try {
           const names = await migrated.sql.execute<{ name: string }[]>('select name from mikro_orm_migrations order by name');

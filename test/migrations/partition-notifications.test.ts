@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { directUrl } from '../support/local-engines.js';
 import { ensureData, gatewaySecret, QUICK, type Scale } from '../../bench/generate-data.js';
 import { seededUuid } from '../../bench/lib/common.js';
 import { openDatabase } from '../../src/infra/database/orm.js';
@@ -136,7 +137,8 @@ beforeAll(async () => {
   // The service's migrations create the schema, as the bench's service start does.
   const migrated = await openDatabase({ kind: 'postgres', url, poolMax: 1 });
   await migrated.close();
-  await ensureData(url, SCALE, SEED);
+  // Its bulk load keeps session settings (triggers off) across statements: not through a pooler in transaction mode.
+  await ensureData(directUrl(url), SCALE, SEED);
   db = new pg.Client({ connectionString: url });
   await db.connect();
   indexesBefore = await indexDefinitions('notifications');

@@ -243,6 +243,9 @@ describe.skipIf(!process.env.DATABASE_URL)('markAllNotificationsRead while rows 
         const blockedBy = async (pid: number) => {
           let blocked = 0;
           await waitUntil(async () => {
+            // Inside the blocker's transaction pg_stat_activity is read once and kept: read it afresh,
+            // since behind a pooler the waiting statement may run on a server connection opened since.
+            await blocker.query('select pg_stat_clear_snapshot()');
             const { rows } = await blocker.query(
               'select pid from pg_stat_activity where datname = current_database() and $1::int = any(pg_blocking_pids(pid))',
               [pid],

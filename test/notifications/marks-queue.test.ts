@@ -79,9 +79,11 @@ async function waitingMarks() {
 async function holdUserLock(userId: string) {
   const session = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await session.connect();
-  await session.query('select pg_advisory_lock($1, hashtext($2::text))', [0x6e6f7466, userId]);
+  // In a transaction, as the statements take it: so it is held through a pooler in transaction mode too.
+  await session.query('begin');
+  await session.query('select pg_advisory_xact_lock($1, hashtext($2::text))', [0x6e6f7466, userId]);
   let ended: Promise<void> | undefined;
-  return { session, release: () => (ended ??= session.end()) };
+  return { session, release: () => (ended ??= session.query('rollback').then(() => session.end())) };
 }
 
 async function eventually(condition: () => Promise<boolean>, timeoutMs = 10_000) {
@@ -153,6 +155,8 @@ describe.skipIf(!process.env.DATABASE_URL)('a full queue, held by a mark waiting
         const { pid } = (await lock.session.query('select pg_backend_pid() as pid')).rows[0];
         const running = markIds(user, [ids[0]]);
         await eventually(async () => {
+          // In a transaction pg_stat_activity is read once and kept: read it afresh each time.
+          await lock.session.query('select pg_stat_clear_snapshot()');
           const { rows } = await lock.session.query('select 1 from pg_stat_activity where $1::int = any(pg_blocking_pids(pid))', [pid]);
           return rows.length === 1;
         });

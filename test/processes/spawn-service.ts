@@ -1,10 +1,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { startFakeVendor, type FakeVendor } from '../support/fake-vendor.js';
+import { freePort } from '../support/local-engines.js';
 
 /**
  * Runs the service as its own process, exactly as `npm start` does (the bundle `npm run build`
@@ -31,15 +31,7 @@ export function requireRealBackends(): { databaseUrl: string; redisUrl: string }
 
 export const platformToken = `pt_${randomBytes(24).toString('hex')}`;
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
+export { freePort };
 
 let startCommand: string[] | undefined;
 

@@ -49,6 +49,7 @@ export async function startService(
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     DATABASE_URL: process.env.DATABASE_URL ?? '',
+    DATABASE_PREPARED_STATEMENTS: process.env.DATABASE_PREPARED_STATEMENTS ?? '',
     REDIS_URL: process.env.REDIS_URL ?? '',
     DATA_DIR: 'memory://',
     INTERNAL_API_TOKEN: platformToken,

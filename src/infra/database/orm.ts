@@ -36,17 +36,21 @@ export const MIGRATION_LOCK_ID = 724_513_901;
 
 /**
  * Instances starting together must not run migrations at once (each would try to create the same
- * objects): a session-level advisory lock, on a connection of its own, serializes them.
+ * objects): a transaction-level advisory lock, held by an open transaction on a connection of its
+ * own, serializes them. Transaction-level so it is also right behind a pooler in transaction mode,
+ * which pins a server connection to a client only for a transaction (a session-level lock would
+ * stay on whichever server connection took it, and its unlock could land on another).
  */
 async function withMigrationLock<T>(url: string, migrate: () => Promise<T>): Promise<T> {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(sql`select pg_advisory_lock(${MIGRATION_LOCK_ID})`);
+    await client.query('begin');
+    await client.query(sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`);
     return await migrate();
   } finally {
-    await client.query(sql`select pg_advisory_unlock(${MIGRATION_LOCK_ID})`).catch(() => undefined);
+    await client.query('rollback').catch(() => undefined);
     await client.end();
   }
 }

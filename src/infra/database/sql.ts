@@ -92,8 +92,11 @@ export async function createSql(orm: Orm, kind: 'postgres' | 'embedded', options
       run: async (statement: Statement) => Number((await send(statement)).numAffectedRows ?? 0),
     };
   }
-  const pool = (await orm.em.getConnection().getNativeClient()) as pg.Pool;
-  const named = options.preparedStatements ?? false;
+  return poolDb((await orm.em.getConnection().getNativeClient()) as pg.Pool, options.preparedStatements ?? false);
+}
+
+/** Statements on a `pg` pool, values bound; `named`: as named prepared statements (see `statementName`). */
+export function poolDb(pool: pg.Pool, named: boolean): Db {
   const send = (text: string, values: unknown[]) => pool.query({ text, values, ...(named && { name: statementName(text) }) });
   return {
     async execute<T>(query: string, params: readonly unknown[] = [], method: 'all' | 'run' = 'all'): Promise<T> {

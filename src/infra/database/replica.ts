@@ -1,0 +1,201 @@
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { startPeriodic } from '../periodic.js';
+import { poolDb, sql, type Db, type Statement } from './sql.js';
+
+/**
+ * Reads on a streaming replica (DATABASE_REPLICA_URL), with read-your-writes: after a user's write
+ * commits, the primary's WAL insert position is recorded for that user (in Redis, shared by every
+ * instance, when there is one; in process otherwise), and that user's reads go to the replica only
+ * once it has replayed past that position. The replica's replay position is polled in the
+ * background, so a routed read costs a comparison (and, with Redis, one GET), not a query. A
+ * replica that fails or is slow to answer a read sends that read to the primary, and no read goes
+ * to it again until a poll succeeds: callers never see its errors.
+ */
+export interface ReplicaReads {
+  /**
+   * A user's reads for one request: every statement goes where the first one went (the replica
+   * when it has replayed the user's last write, else the primary), so a page and its totals agree.
+   */
+  readsFor(userId: string): Db;
+  /** To be awaited after the users' write committed, before it is answered: their next reads see it. */
+  wrote(userIds: Iterable<string>): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ReplicaOptions {
+  url: string;
+  poolMax: number;
+  /** A replica read not answered within this long is sent to the primary. */
+  timeoutMs: number;
+  preparedStatements: boolean;
+}
+
+/** How often the replica's replay position is read. */
+const REPLAY_POLL_MS = 10;
+/** How long a user's write position is kept: past it, a replica that lags more may serve the user an older state. */
+const WRITTEN_TTL_MS = 60_000;
+/** A position no replica reaches: the user reads from the primary until the entry expires. */
+const UNKNOWN_POSITION = Number.MAX_SAFE_INTEGER;
+const LOCAL_ENTRIES_MAX = 100_000;
+
+/** Keeps the larger of the stored and the new position (writes may be recorded out of order). */
+const SET_MAX_SCRIPT = `local cur = tonumber(redis.call('get', KEYS[1]) or '-1')
+if tonumber(ARGV[1]) > cur then redis.call('set', KEYS[1], ARGV[1], 'px', ARGV[2]) end`;
+
+const writtenKey = (userId: string) => `replica:written:${userId}`;
+
+/** Where each user's last write stands in the primary's WAL (bytes from 0/0). */
+interface WrittenPositions {
+  record(userIds: string[], position: number): Promise<void>;
+  /** Whether the user's last recorded write is past `replayed` (true when that cannot be known). */
+  ahead(userId: string, replayed: number): boolean | Promise<boolean>;
+}
+
+function localPositions(): WrittenPositions & { ahead(userId: string, replayed: number): boolean } {
+  const local = new Map<string, { position: number; until: number }>();
+  return {
+    async record(userIds, position) {
+      const now = Date.now();
+      if (local.size > LOCAL_ENTRIES_MAX) for (const [user, entry] of local) if (entry.until <= now) local.delete(user);
+      for (const user of userIds) {
+        const kept = local.get(user);
+        if (!kept || kept.until <= now || kept.position < position) local.set(user, { position, until: now + WRITTEN_TTL_MS });
+      }
+    },
+    ahead(userId, replayed) {
+      const kept = local.get(userId);
+      return kept !== undefined && kept.until > Date.now() && kept.position > replayed;
+    },
+  };
+}
+
+/**
+ * In Redis, so a write on one instance holds for the user's reads on every instance; this
+ * instance's own writes are also kept in process, so a read behind one of them skips the GET. A
+ * user whose position cannot be read (Redis away) reads from the primary.
+ */
+function redisPositions(redis: Redis, log: Logger): WrittenPositions {
+  const own = localPositions();
+  return {
+    async record(userIds, position) {
+      await own.record(userIds, position);
+      const batch = redis.multi();
+      for (const user of userIds) batch.eval(SET_MAX_SCRIPT, 1, writtenKey(user), String(position), String(WRITTEN_TTL_MS));
+      await batch
+        .exec()
+        .catch((error) => log.warn({ err: error }, 'could not share write positions in Redis; other instances may read older states'));
+    },
+    ahead(userId, replayed) {
+      if (own.ahead(userId, replayed)) return true;
+      return redis.get(writtenKey(userId)).then(
+        (value) => value !== null && Number(value) > replayed,
+        () => true,
+      );
+    },
+  };
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer from the replica within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The replica's replay position, polled every REPLAY_POLL_MS; null while it is not known to answer. */
+interface ReplayWatch {
+  readonly replayed: number | null;
+  /** The replica failed a read: no read goes to it until a poll succeeds. */
+  down(error: unknown): void;
+  stop(): Promise<void>;
+}
+
+function watchReplay(pool: pg.Pool, replica: Db, timeoutMs: number, log: Logger): ReplayWatch {
+  let replayed: number | null = null;
+  let warned = false;
+  const down = (error: unknown) => {
+    replayed = null;
+    if (!warned) log.warn({ err: error }, 'read replica unavailable; reading from the primary until it answers again');
+    warned = true;
+  };
+  // Idle connections the replica drops (a restart) are reported here, not to a caller.
+  pool.on('error', down);
+  const poller = startPeriodic(
+    async () => {
+      const [row] = await withTimeout(
+        replica.rows<{ lsn: string | null }>(sql`select (pg_last_wal_replay_lsn() - '0/0')::text as lsn`),
+        timeoutMs,
+      );
+      if (row?.lsn == null) throw new Error('DATABASE_REPLICA_URL is not a server in recovery (a streaming replica)');
+      replayed = Number(row.lsn);
+      if (warned) log.info('read replica answering again');
+      warned = false;
+    },
+    REPLAY_POLL_MS,
+    down,
+  );
+  return {
+    get replayed() {
+      return replayed;
+    },
+    down,
+    stop: () => poller.stop(),
+  };
+}
+
+export async function openReplica(options: ReplicaOptions, primary: Db, redis: Redis | null, log: Logger): Promise<ReplicaReads> {
+  const { default: pgModule } = await import('pg');
+  const pool: pg.Pool = new pgModule.Pool({
+    connectionString: options.url,
+    max: options.poolMax,
+    connectionTimeoutMillis: options.timeoutMs,
+    // What outlives the caller's wait (timeoutMs) is cut short by the replica itself.
+    statement_timeout: options.timeoutMs * 4,
+  });
+  const replica = poolDb(pool, options.preparedStatements);
+  const positions = redis ? redisPositions(redis, log) : localPositions();
+  const watch = watchReplay(pool, replica, options.timeoutMs, log);
+
+  const servesUser = async (userId: string): Promise<boolean> => {
+    const replayed = watch.replayed;
+    return replayed !== null && !(await positions.ahead(userId, replayed));
+  };
+  const onReplica = async <T>(use: (db: Db) => Promise<T>): Promise<T> => {
+    try {
+      return await withTimeout(use(replica), options.timeoutMs);
+    } catch (error) {
+      watch.down(error);
+      return use(primary);
+    }
+  };
+
+  return {
+    readsFor(userId) {
+      let routed: Promise<boolean> | undefined;
+      const route = <T>(use: (db: Db) => Promise<T>) =>
+        (routed ??= servesUser(userId)).then((toReplica) => (toReplica && watch.replayed !== null ? onReplica(use) : use(primary)));
+      return {
+        rows: <T>(statement: Statement) => route((db) => db.rows<T>(statement)),
+        // Writes never go to the replica.
+        run: (statement: Statement) => primary.run(statement),
+        execute: (query, params, method) => primary.execute(query, params, method),
+      };
+    },
+    async wrote(userIds) {
+      const users = [...new Set(userIds)];
+      if (users.length === 0) return;
+      const position = await primary.rows<{ lsn: string }>(sql`select (pg_current_wal_insert_lsn() - '0/0')::text as lsn`).then(
+        ([row]) => Number(row.lsn),
+        () => UNKNOWN_POSITION,
+      );
+      await positions.record(users, position);
+    },
+    async close() {
+      await watch.stop();
+      await pool.end();
+    },
+  };
+}
