@@ -71,7 +71,7 @@ const statesFunction = `create or replace function notification_states()
 $fn$;`;
 
 /** The counter trigger, counting rows that are not archived by their state through the marks. */
-const countersFunction = `create or replace function notification_counters_apply() returns trigger language plpgsql as $fn$
+export const countersFunction = `create or replace function notification_counters_apply() returns trigger language plpgsql as $fn$
 declare
   added constant text := 'select r.user_id, r.notification_type, (not s.is_seen)::int as unread_delta, s.is_seen::int as read_delta
     from new_rows r cross join lateral notification_seen_state(r.user_id, r.notification_type, r.inserted_xid, r.mark_gen, r.archived_at, r.is_seen, r.seen_at) s

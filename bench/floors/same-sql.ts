@@ -52,7 +52,6 @@ async function gatewayKey(hash: string): Promise<UserKey | null> {
 /** A row's state through the user's mark-alls, as the service reads it (`seenState`, `STATE` in feed.data.ts); `row` is the alias with its dot, or ''. */
 const stateArguments = (row: string) =>
   ['user_id', 'notification_type', 'inserted_xid', 'mark_gen', 'archived_at', 'is_seen', 'seen_at'].map((c) => row + c).join(', ');
-const seenState = (row: string) => `notification_seen_state(${stateArguments(row)})`;
 const STATE = `cross join lateral notification_seen_states(${stateArguments('n.')}) s`;
 /** The feed's columns with the state read through the marks (`COLUMNS` in feed.data.ts). */
 const STATE_COLUMNS = `n.id, n.notification_type, s.is_seen, n.title, n.body, n.created_at, s.seen_at,
@@ -95,7 +94,7 @@ async function publishUpdated(userId: string, ids: string[] | null) {
   await redis.publish(`notifications:events:${userId}`, JSON.stringify(message));
 }
 
-/** The service's mark by ids (`updateSeen`: the latest mark-all's number taken, the state compared through the marks), then its event. */
+/** The service's mark by ids (`updateSeen`: the latest mark-all's number taken, the state compared through the marks, inlined), then its event. */
 async function markNotificationsRead(userId: string, v: Record<string, unknown>) {
   const isSeen = v.isSeen as boolean;
   const ids = [...new Set((v.notificationIds as string[]).map((id) => id.toLowerCase()))].sort();
@@ -103,7 +102,8 @@ async function markNotificationsRead(userId: string, v: Record<string, unknown>)
     `with ${USER_WRITE_LOCK}
      update notifications set is_seen = $2, seen_at = ${isSeen ? 'now()' : 'null'}, mark_gen = (select c.mark_gen from notification_counters c
        where c.user_id = notifications.user_id and c.notification_type = notifications.notification_type) from serialized
-      where user_id = $3 and id = any($4::uuid[]) and (${seenState('')}).is_seen <> $5 returning id`,
+      where user_id = $3 and id = any($4::uuid[])
+        and exists (select from notification_seen_states(${stateArguments('notifications.')}) s where s.is_seen <> $5) returning id`,
     [userId, isSeen, userId, `{${ids.join(',')}}`, isSeen],
   );
   if (rows.length)

@@ -82,6 +82,8 @@ const stateArguments = (row: string) =>
     .join(', ');
 const seenState = (row: string) => raw(`notification_seen_state(${stateArguments(row)})`);
 const STATE = raw(`cross join lateral notification_seen_states(${stateArguments('n.')}) s`);
+/** The updated row's state as `s`, for a subquery of an update's condition (inlined, as `STATE`). */
+const rowState = raw(`notification_seen_states(${stateArguments('notifications.')}) s`);
 
 interface NotificationRow {
   id: string;
@@ -286,7 +288,8 @@ export async function updateSeen(db: Db, userId: string, ids: readonly string[],
   const rows = await db.rows<{ id: string }>(
     sql`with ${userWriteLock(userId)}
         update notifications set is_seen = ${isSeen}, seen_at = ${seenAtFor(isSeen)}, mark_gen = ${currentMarkGen} from serialized
-         where user_id = ${userId} and id = any(${pgTextArray(ids)}::uuid[]) and (${seenState('')}).is_seen <> ${isSeen} returning id`,
+         where user_id = ${userId} and id = any(${pgTextArray(ids)}::uuid[])
+           and exists (select from ${rowState} where s.is_seen <> ${isSeen}) returning id`,
   );
   return rows.map((row) => row.id);
 }
