@@ -23,6 +23,7 @@ useServiceWithVendor(
     SKIPTRACE_TIMEOUT_MS: String(TIMEOUT_MS),
     SKIPTRACE_MAX_IN_FLIGHT: String(MAX_IN_FLIGHT),
     SKIPTRACE_BATCH_CONCURRENCY: String(BATCH_CONCURRENCY),
+    SKIPTRACE_IDEMPOTENCY_SWEEP_INTERVAL_MS: '100',
   },
   (started) => ({ service, vendor } = started),
 );
@@ -339,6 +340,39 @@ describe('Idempotency-Key and the timeout', () => {
     expect(credits).toBe(4);
     const ids = (retried.body.results as { id: string }[]).map((r) => r.id);
     expect(ids.every((id) => charges.includes(id))).toBe(true);
+  });
+
+  it("keeps a keyed batch's charged items 24 h: then the key runs anew and charges again, and the sweep deletes them", async () => {
+    const org = await setupBillingOrg(service, 10);
+    const body = { items: rows(2) };
+    const key = randomUUID();
+    const itemRows = () =>
+      service.sql(`select item_index from skip_trace_batch_items where organization_id = ? and idempotency_key = ?`, [
+        org.organizationId,
+        key,
+      ]);
+    expect(statuses(await postBatch(org.key, body, { 'idempotency-key': key }))).toEqual(['records_found', 'records_found']);
+    expect(await itemRows()).toHaveLength(2);
+    const expire = (table: string) =>
+      service.sql(`update ${table} set expires_at = now() - interval '1 second' where organization_id = ? and idempotency_key = ?`, [
+        org.organizationId,
+        key,
+      ]);
+    expect(
+      await service.sql(
+        `select count(*)::int as n from skip_trace_batch_items i join skip_trace_idempotency_keys k using (organization_id, idempotency_key) where k.idempotency_key = ? and i.expires_at = k.expires_at`,
+        [key],
+      ),
+    ).toEqual([{ n: 2 }]);
+    // 24 h later: the key and its items (which expire with it, as checked above).
+    await expire('skip_trace_idempotency_keys');
+    await expire('skip_trace_batch_items');
+    const anew = await postBatch(org.key, body, { 'idempotency-key': key });
+    expect(anew.headers.get('idempotent-replayed')).toBeNull();
+    expect(statuses(anew)).toEqual(['records_found', 'records_found']);
+    expect((await ledger(service, org.organizationId)).credits).toBe(6);
+    await expire('skip_trace_batch_items');
+    await eventually(async () => ((await itemRows()).length === 0 ? true : undefined), 3000);
   });
 
   it('fails an item not finished within SKIPTRACE_TIMEOUT_MS of the batch start with timeout (uncharged); it keeps running and caches', async () => {
