@@ -133,6 +133,34 @@ async function traceWithProvider(
   return { result, cacheHit: false };
 }
 
+/**
+ * While an instance holds single-flight locks, a key of its own says it is alive, renewed every
+ * third of ALIVE_MS: a lock names its owner, so a waiter whose owner's key is gone (the instance
+ * died) takes the lock over at once rather than waiting out its TTL.
+ */
+const ALIVE_MS = 10_000;
+const aliveKey = (instance: string) => `skiptrace:instance:${instance}`;
+
+/** This instance's liveness key, kept while it holds at least one lock. */
+function liveness(redis: Redis) {
+  const instance = randomUUID();
+  let held = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const renew = () => redis.set(aliveKey(instance), '1', 'PX', ALIVE_MS).catch(() => undefined);
+  return {
+    instance,
+    async hold() {
+      if (held++ === 0) timer = setInterval(renew, ALIVE_MS / 3).unref();
+      await renew();
+    },
+    release() {
+      if (--held === 0) clearInterval(timer);
+    },
+  };
+}
+type Liveness = ReturnType<typeof liveness>;
+const livenessOf = new WeakMap<Redis, Liveness>();
+
 /** Cross-instance single flight: whoever holds the lock calls the provider; the rest wait for the cache. */
 async function traceAcrossInstances(
   options: CoordinatorOptions,
@@ -143,12 +171,16 @@ async function traceAcrossInstances(
   const { redis, sql: db } = options;
   if (!redis) return traceWithProvider(options, cacheKey, request, group);
   const lockKey = `lock:skiptrace:${cacheKey}`;
-  const token = randomUUID();
+  const alive = livenessOf.get(redis) ?? livenessOf.set(redis, liveness(redis)).get(redis)!;
+  const token = `${alive.instance}/${randomUUID()}`;
   for (;;) {
     let acquired: string | null;
     try {
+      await alive.hold();
       acquired = await redis.set(lockKey, token, 'PX', Math.max(60_000, options.timeoutMs * 4), 'NX');
+      if (!acquired) alive.release();
     } catch (error) {
+      alive.release();
       // Redis down: fall back to this instance's own single flight rather than failing the trace.
       options.log.warn({ err: error }, 'redis unavailable for the trace lock; tracing without cross-instance single flight');
       return traceWithProvider(options, cacheKey, request, group);
@@ -159,6 +191,7 @@ async function traceAcrossInstances(
         return cached ? { result: cached, cacheHit: true } : await traceWithProvider(options, cacheKey, request, group);
       } finally {
         await redis.eval(RELEASE_LOCK, 1, lockKey, token).catch(() => undefined);
+        alive.release();
       }
     }
     const cached = await cachedOnceUnlocked(redis, db, lockKey, cacheKey);
@@ -166,9 +199,19 @@ async function traceAcrossInstances(
   }
 }
 
-/** Another instance holds the lock: its cached result, or null once its lock is gone without one. */
+/**
+ * Another instance holds the lock: its cached result, or null once its lock is gone without one,
+ * or taken away because its owner is no longer alive.
+ */
 async function cachedOnceUnlocked(redis: Redis, db: Db, lockKey: string, cacheKey: string): Promise<TraceResult | null> {
-  while ((await redis.exists(lockKey).catch(() => 0)) === 1) {
+  for (;;) {
+    const holder = await redis.get(lockKey).catch(() => null);
+    if (holder === null) break;
+    const owner = holder.includes('/') ? holder.slice(0, holder.indexOf('/')) : null;
+    if (owner && (await redis.exists(aliveKey(owner)).catch(() => 1)) === 0) {
+      await redis.eval(RELEASE_LOCK, 1, lockKey, holder).catch(() => undefined);
+      break;
+    }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     const cached = await resultCache.read(db, cacheKey);
     if (cached) return cached;

@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { vendorEnv, type FakeVendor } from '../support/fake-vendor.js';
 import { raceOneKey, sleep } from '../support/billing.js';
-import { json, skipTraceOrganization, spawnService, useTwoProcesses, type ServiceProcess } from './spawn-service.js';
+import { json, ledgerOf, skipTraceOrganization, spawnService, useTwoProcesses, type ServiceProcess } from './spawn-service.js';
 
 // Well above the slow vendor's 300 ms, so a loaded machine does not turn the race's winner into a 504.
 const TIMEOUT_MS = 3000;
@@ -32,15 +32,7 @@ const trace = (service: ServiceProcess, stk: string, body: unknown, key: string)
   json(`${service.url}/api/v1/skiptrace`, { bearer: stk, body: JSON.stringify(body), headers: { 'idempotency-key': key } });
 const body = () => ({ address: { line1: `${randomUUID().slice(0, 8)} Idempotent Way`, city: 'Austin', state: 'TX', zip: '78701' } });
 
-async function ledger(organizationId: string) {
-  const { rows } = await db.query(
-    `select o.skip_trace_credits as credits,
-            coalesce((select array_agg(request_id::text) from skip_trace_credit_ledger l where l.organization_id = o.id and kind = 'charge'), '{}') as charges
-       from organizations o where o.id = $1`,
-    [organizationId],
-  );
-  return rows[0] as { credits: number; charges: string[] };
-}
+const ledger = (organizationId: string) => ledgerOf(db, organizationId);
 
 describe('Idempotency-Key across two server processes', () => {
   it('50 concurrent requests with one key over both processes: one charge, one vendor call, each answer the replay of one id or 409', async () => {

@@ -242,3 +242,14 @@ export function useTwoProcesses(env: (vendor: FakeVendor) => Record<string, stri
     started = {};
   });
 }
+
+/** The organization's balance and its charges' request ids, read from the shared database (a refund deletes its charge's row). */
+export async function ledgerOf(db: pg.Client, organizationId: string): Promise<{ credits: number; charges: string[] }> {
+  const { rows } = await db.query(
+    `select o.skip_trace_credits as credits,
+            coalesce((select array_agg(request_id::text) from skip_trace_credit_ledger l where l.organization_id = o.id and kind = 'charge'), '{}') as charges
+       from organizations o where o.id = $1`,
+    [organizationId],
+  );
+  return rows[0] as { credits: number; charges: string[] };
+}

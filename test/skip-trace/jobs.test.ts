@@ -109,6 +109,9 @@ describe('a JSON job', () => {
       [{ items: [item('bad key!')] }, ['items[0].key']],
       [{ items: [item('a')], colour: 'red' }, ['colour']],
       [{ items: items(10_001) }, ['items']],
+      // Wrong JSON types inside an item are the request's shape too, as a batch's (the one list check of the REST layer).
+      [{ items: [{ address: { ...uniqueAddress(), zip: 78701 } }] }, ['items[0].address.zip']],
+      [{ items: [item('a')], webhookUrl: 7 }, ['webhookUrl']],
     ];
     for (const [body, paths] of cases) {
       const refused = await postJob(service, org.key, body);

@@ -23,6 +23,7 @@ useServiceWithVendor(
     SKIPTRACE_TIMEOUT_MS: String(TIMEOUT_MS),
     SKIPTRACE_MAX_IN_FLIGHT: String(MAX_IN_FLIGHT),
     SKIPTRACE_BATCH_CONCURRENCY: String(BATCH_CONCURRENCY),
+    SKIPTRACE_IDEMPOTENCY_SWEEP_INTERVAL_MS: '100',
   },
   (started) => ({ service, vendor } = started),
 );
@@ -33,6 +34,22 @@ const postBatch = (key: string, body: unknown, headers: Record<string, string> =
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
+
+/** Sends a batch of 10 credits' organization and leaves 150 ms later; resolves once its charges were refunded to 8 credits. */
+async function abandonBatch(org: { key: string; organizationId: string }, items: unknown[], headers: Record<string, string> = {}) {
+  const aborted = new AbortController();
+  const gone = fetch(`${service.baseUrl}/api/v1/skiptrace/batch`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ items }),
+    signal: aborted.signal,
+  }).catch(() => undefined);
+  await sleep(150);
+  aborted.abort();
+  await gone;
+  await sleep(600);
+  await eventually(async () => ((await ledger(service, org.organizationId)).credits === 8 ? true : undefined), 3000);
+}
 
 const codeOf = (result: HttpResult) => ({ status: result.status, code: result.body?.error?.code });
 const detailPaths = (result: HttpResult) => (result.body.error.details as { path: string }[]).map((d) => d.path).sort();
@@ -306,18 +323,7 @@ describe('Idempotency-Key and the timeout', () => {
     // Items 0 and 1 are cached and charged at once; 2 and 3 wait on the vendor while the caller leaves.
     for (const index of [0, 1]) expect((await postTrace(service, org.key, { address: items[index].address })).status).toBe(200);
     vendor.respondEach((request) => ({ entry: vendorEntry(request.requestId, FAKE_VENDOR_PERSONS), delayMs: 400 }));
-    const aborted = new AbortController();
-    const gone = fetch(`${service.baseUrl}/api/v1/skiptrace/batch`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ items }),
-      signal: aborted.signal,
-    }).catch(() => undefined);
-    await sleep(150);
-    aborted.abort();
-    await gone;
-    await sleep(600);
-    await eventually(async () => ((await ledger(service, org.organizationId)).credits === 8 ? true : undefined), 3000);
+    await abandonBatch(org, items);
     expect((await ledger(service, org.organizationId)).charges).toHaveLength(2);
   });
 
@@ -327,24 +333,46 @@ describe('Idempotency-Key and the timeout', () => {
     for (const index of [0, 1]) expect((await postTrace(service, org.key, { address: items[index].address })).status).toBe(200);
     vendor.respondEach((request) => ({ entry: vendorEntry(request.requestId, FAKE_VENDOR_PERSONS), delayMs: 400 }));
     const key = randomUUID();
-    const aborted = new AbortController();
-    const gone = fetch(`${service.baseUrl}/api/v1/skiptrace/batch`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json', 'idempotency-key': key },
-      body: JSON.stringify({ items }),
-      signal: aborted.signal,
-    }).catch(() => undefined);
-    await sleep(150);
-    aborted.abort();
-    await gone;
-    await sleep(600);
-    await eventually(async () => ((await ledger(service, org.organizationId)).credits === 8 ? true : undefined), 3000);
+    await abandonBatch(org, items, { 'idempotency-key': key });
     const retried = await postBatch(org.key, { items }, { 'idempotency-key': key });
     expect(statuses(retried)).toEqual(Array(4).fill('records_found'));
     const { credits, charges } = await ledger(service, org.organizationId);
     expect(credits).toBe(4);
     const ids = (retried.body.results as { id: string }[]).map((r) => r.id);
     expect(ids.every((id) => charges.includes(id))).toBe(true);
+  });
+
+  it("keeps a keyed batch's charged items 24 h: then the key runs anew and charges again, and the sweep deletes them", async () => {
+    const org = await setupBillingOrg(service, 10);
+    const body = { items: rows(2) };
+    const key = randomUUID();
+    const itemRows = () =>
+      service.sql(`select item_index from skip_trace_batch_items where organization_id = ? and idempotency_key = ?`, [
+        org.organizationId,
+        key,
+      ]);
+    expect(statuses(await postBatch(org.key, body, { 'idempotency-key': key }))).toEqual(['records_found', 'records_found']);
+    expect(await itemRows()).toHaveLength(2);
+    const expire = (table: string) =>
+      service.sql(`update ${table} set expires_at = now() - interval '1 second' where organization_id = ? and idempotency_key = ?`, [
+        org.organizationId,
+        key,
+      ]);
+    expect(
+      await service.sql(
+        `select count(*)::int as n from skip_trace_batch_items i join skip_trace_idempotency_keys k using (organization_id, idempotency_key) where k.idempotency_key = ? and i.expires_at = k.expires_at`,
+        [key],
+      ),
+    ).toEqual([{ n: 2 }]);
+    // 24 h later: the key and its items (which expire with it, as checked above).
+    await expire('skip_trace_idempotency_keys');
+    await expire('skip_trace_batch_items');
+    const anew = await postBatch(org.key, body, { 'idempotency-key': key });
+    expect(anew.headers.get('idempotent-replayed')).toBeNull();
+    expect(statuses(anew)).toEqual(['records_found', 'records_found']);
+    expect((await ledger(service, org.organizationId)).credits).toBe(6);
+    await expire('skip_trace_batch_items');
+    await eventually(async () => ((await itemRows()).length === 0 ? true : undefined), 3000);
   });
 
   it('fails an item not finished within SKIPTRACE_TIMEOUT_MS of the batch start with timeout (uncharged); it keeps running and caches', async () => {

@@ -11,8 +11,9 @@ import type { OperationExecutor, OperationSubscriber } from './operation-executo
 import { requireEventStream, sendStream, type RestStream } from '../streams/rest-stream.js';
 import { lastEventIdOf } from '../streams/event-stream.js';
 import { fragmentsOf, resultJsonSchema, type JsonSchema } from '../../schema/json-schema.js';
-import type { ErrorDetail, ErrorKind } from '../../common/errors.js';
+import type { ErrorKind } from '../../common/errors.js';
 import { variablesValidator, type VariablesValidator } from './variables.js';
+import { listVariablesProblems, type ListBody } from './list-variables.js';
 import { readIdempotencyKey } from './idempotency-key.js';
 import { queryVariables } from './query-parameters.js';
 
@@ -167,10 +168,10 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
    */
   toCall: (input: unknown, url?: { params: Record<string, string>; query: Record<string, unknown> }) => OperationCall;
   /**
-   * The route's own check of its variables, instead of the operation's JSON Schema: for a body whose
-   * parts may each break rules of their own without failing the rest (a list's items).
+   * A body that is a list of traces (`list-variables.ts`): its shape is one 422, and its items' own
+   * address and actor rules are left to each item, which fails alone.
    */
-  checkVariables?: (variables: Record<string, unknown>) => ErrorDetail[];
+  list?: ListBody;
   /** Path parameters (`:id` in `path`), described for the API reference. */
   pathParameters?: Record<string, { description: string; schema: JsonSchema }>;
   /** The status of a successful answer; 200 unless said (202 for work accepted to run later). */
@@ -181,12 +182,8 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
   textBodies?: Record<string, { description: string; schema?: JsonSchema }>;
   /** Another representation of the answer, chosen by `Accept`. */
   download?: RestDownload;
-  /**
-   * A 422 for invalid variables: its message, how `details` paths read (e.g. relative to the body
-   * rather than `variables`), and the variables' paths (as JSON pointers, `/items/3/address`) whose
-   * rules the operation answers itself (variables.ts).
-   */
-  invalid: { message: string; path?: (path: string) => string; leaveRulesAt?: RegExp };
+  /** A 422 for invalid variables: its message, and how `details` paths read (e.g. relative to the body rather than `variables`). */
+  invalid: { message: string; path?: (path: string) => string };
   /** The response body from the root field's value. */
   respond: (value: V) => unknown;
   /** Headers of a successful answer, by name (the API reference documents them too). */
@@ -246,7 +243,7 @@ function readCall(route: RestRoute<Caller, unknown>, request: FastifyRequest, ca
   if (operation.scope && !(caller.type === 'user' && caller.scopes.has(operation.scope)))
     throw new AppError('insufficient_scope', `${operation.name} needs the ${operation.scope} scope.`);
   if (operation.type === 'subscription') requireEventStream(request, operation.name, route.stream);
-  const details = route.checkVariables ? route.checkVariables(variables) : operation.variables.check(variables, route.invalid.leaveRulesAt);
+  const details = route.list ? listVariablesProblems(operation.variables, variables, route.list) : operation.variables.check(variables);
   if (details.length) {
     const path = route.invalid.path;
     throw new AppError('invalid_request', route.invalid.message, path ? details.map((d) => ({ ...d, path: path(d.path) })) : details);

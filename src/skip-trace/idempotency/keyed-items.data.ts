@@ -30,10 +30,14 @@ export async function chargedItems<Result>(db: Db, list: KeyedList): Promise<Map
 const ofList = (list: KeyedList) =>
   sql`organization_id = ${list.organizationId} and idempotency_key = ${list.key} and fingerprint = ${list.fingerprint}`;
 
-/** Item `index`'s row, as a CTE of its charge's statement: written only when `charged` holds a row. */
+/**
+ * Item `index`'s row, as a CTE of its charge's statement: written only when `charged` holds a row.
+ * It expires with its key, so a key used again once its 24 h are over never finds it.
+ */
 export const chargedItemCte = (list: KeyedList, index: number, item: { requestId: string; result: unknown }): Statement =>
   sql`keyed_item as (insert into skip_trace_batch_items (organization_id, idempotency_key, fingerprint, item_index, request_id, result, expires_at)
-     select ${list.organizationId}, ${list.key}, ${list.fingerprint}, ${index}::integer, ${item.requestId}::uuid, ${JSON.stringify(item.result)}::jsonb, now() + ${RETENTION}
+     select ${list.organizationId}, ${list.key}, ${list.fingerprint}, ${index}::integer, ${item.requestId}::uuid, ${JSON.stringify(item.result)}::jsonb,
+       coalesce((select expires_at from skip_trace_idempotency_keys where organization_id = ${list.organizationId} and idempotency_key = ${list.key}), now() + ${RETENTION})
      from charged)`;
 
 /** A refunded charge's item, as a CTE of the refund's statement (`removed` holds a row when refunded): a retry runs it anew. */

@@ -4,7 +4,7 @@ import type { OrganizationPrincipal } from '../../../schema/principal.js';
 import { withoutProperties, type JsonSchema } from '../../../schema/json-schema.js';
 import { ITEM_RESULT_FIELDS, restItemResult, restItemResultSchema, type ItemResultValue } from './item-results.js';
 import { BATCH_MAX_ITEMS } from '../../../skip-trace/batch/batch.service.js';
-import { checkListShape, LIST_INVALID } from '../../../skip-trace/items/item-rules.js';
+import { LIST_INVALID } from '../../../skip-trace/items/item-rules.js';
 import { prepareOperation, type RestOperation, type RestRoute, type RouteReference } from '../rest-route.js';
 import { SKIP_TRACE_KEY, skipTraceRoute } from './skip-trace.route.js';
 
@@ -55,9 +55,6 @@ function responseSchema(operation: RestOperation): JsonSchema {
   return { ...derived, properties: { ...properties, results: { ...results, items: restItemResultSchema(results.items as JsonSchema) } } };
 }
 
-/** A variables path (`variables.items.3.key`) as the body names it: `items[3].key`. */
-const bodyPath = (path: string) => path.replace(/^variables\.?/, '').replace(/\.(\d+)(?=\.|$)/g, '[$1]') || '(body)';
-
 const batchReference = (operation: RestOperation): RouteReference => {
   const { $schema, $defs } = operation.variables.schema as { $schema: string; $defs?: Record<string, unknown> };
   return {
@@ -89,14 +86,10 @@ export function skipTraceBatchRoute(schema: GraphQLSchema): RestRoute<Organizati
     // One slot for the whole batch, as a single call's, before the body is read.
     admit: single.admit,
     idempotencyHeader: 'Idempotency-Key',
-    // The list's shape is refused as a whole, every path at once, before anything runs.
-    toCall: (body) => ({ operation, variables: { items: checkListShape(body, { max: BATCH_MAX_ITEMS }) } }),
-    invalid: {
-      message: LIST_INVALID,
-      path: bodyPath,
-      // An item's own address or actor rules are its result, not the batch's 422.
-      leaveRulesAt: /^\/items\/\d+\/(address|actor)(\/|$)/,
-    },
+    // The body is the variables: its shape is refused as a whole, every path at once, before anything runs.
+    toCall: (body) => ({ operation, variables: body as Record<string, unknown> }),
+    list: { max: BATCH_MAX_ITEMS },
+    invalid: { message: LIST_INVALID },
     respond: ({ id, charged, results }) => ({ id, charged, results: results.map(restItemResult) }),
     responseHeaders: {
       'X-Credits-Remaining': {

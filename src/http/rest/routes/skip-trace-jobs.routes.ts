@@ -1,6 +1,5 @@
 import { parse, type DocumentNode, type GraphQLSchema } from 'graphql';
-import { AppError, REPLAYED_HEADER, type ErrorDetail } from '../../../common/errors.js';
-import { mustBeOfType } from '../../../common/detail-messages.js';
+import { AppError, REPLAYED_HEADER } from '../../../common/errors.js';
 import type { OrganizationPrincipal } from '../../../schema/principal.js';
 import { withoutProperties, type JsonSchema } from '../../../schema/json-schema.js';
 import { listShapeProblems } from '../../../skip-trace/items/item-rules.js';
@@ -44,16 +43,6 @@ interface CreatedValue {
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A JSON body's shape as a list's (items[3].key …) and its webhookUrl; each item's own rules are its result's, not a 422. */
-function jobBodyProblems(variables: Record<string, unknown>): ErrorDetail[] {
-  if (variables.csv !== undefined) return [];
-  const { webhookUrl, ...body } = variables;
-  const details = listShapeProblems(body, { max: MAX_JOB_ITEMS });
-  if (webhookUrl !== undefined && webhookUrl !== null && typeof webhookUrl !== 'string')
-    details.push({ path: 'webhookUrl', message: mustBeOfType(['string']) });
-  return details;
-}
-
 /** `POST /api/v1/skiptrace/jobs`: JSON `{items, webhookUrl?}` or a CSV upload (`?webhookUrl=`); 202 with the job's location. */
 export function createJobRoute(schema: GraphQLSchema): RestRoute<OrganizationPrincipal, CreatedValue> {
   const operation = prepareOperation(schema, CREATE_DOCUMENT);
@@ -88,7 +77,8 @@ export function createJobRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
         );
       return { operation, variables: body };
     },
-    checkVariables: jobBodyProblems,
+    // A JSON body's items (a CSV's rows are read by the operation, naming their lines).
+    list: { max: MAX_JOB_ITEMS, otherFields: ['webhookUrl'], unless: 'csv' },
     invalid: { message: 'The list is invalid; nothing was queued.' },
     respond: ({ job }) => ({ id: job.id, status: job.status, createdAt: job.createdAt, counts: job.counts }),
     responseHeaders: {
