@@ -18,6 +18,7 @@ import { Migration20261129000600_mark_all_expired } from './Migration20261129000
 import { Migration20261129000700_sweep_by_user } from './Migration20261129000700_sweep_by_user.js';
 import { Migration20261129000800_seen_states_inlined } from './Migration20261129000800_seen_states_inlined.js';
 import { Migration20261129000900_counters_inlined_state } from './Migration20261129000900_counters_inlined_state.js';
+import { Migration20261129001000_drop_seen_feed_index } from './Migration20261129001000_drop_seen_feed_index.js';
 import { Migration20261130000000_batch_item_charges } from './Migration20261130000000_batch_item_charges.js';
 
 /** Migrations in order; listed explicitly so PostgreSQL and the embedded PGlite run the same ones from source. */
@@ -42,5 +43,6 @@ export const migrationsList = [
   { name: 'Migration20261129000700_sweep_by_user', class: Migration20261129000700_sweep_by_user },
   { name: 'Migration20261129000800_seen_states_inlined', class: Migration20261129000800_seen_states_inlined },
   { name: 'Migration20261129000900_counters_inlined_state', class: Migration20261129000900_counters_inlined_state },
+  { name: 'Migration20261129001000_drop_seen_feed_index', class: Migration20261129001000_drop_seen_feed_index },
   { name: 'Migration20261130000000_batch_item_charges', class: Migration20261130000000_batch_item_charges },
 ];
