@@ -152,10 +152,10 @@ async function batchChargedButStuck(org: BillingOrg, key: string, count: number)
   const body = { items: Array.from({ length: count }, () => ({ address: uniqueAddress() })) };
   const stuck = pipeline(service.baseUrl, [WIRE_SLOW_RESPONSE, wireBatch(org, key, body)], { read: false });
   await eventually(async () => {
-    const [row] = await service.sql(`select outcome is not null as stored from skip_trace_idempotency_keys where organization_id = ? and idempotency_key = ?`, [
-      org.organizationId,
-      key,
-    ]);
+    const [row] = await service.sql(
+      `select outcome is not null as stored from skip_trace_idempotency_keys where organization_id = ? and idempotency_key = ?`,
+      [org.organizationId, key],
+    );
     return row?.stored ? true : undefined;
   });
   return { stuck, body };
