@@ -19,7 +19,7 @@ import {
   useServiceWithVendor,
   type BillingOrg,
 } from '../support/billing.js';
-import { pipeline, WIRE_SLOW_RESPONSE, wireTrace, type Pipeline } from '../support/pipelining.js';
+import { pipeline, WIRE_SLOW_RESPONSE, wireRequest, wireTrace, type Pipeline } from '../support/pipelining.js';
 
 let vendor: FakeVendor;
 let service: TestService;
@@ -133,6 +133,80 @@ describe('a charge whose first response was lost', () => {
     expect(await ledger(service, org.organizationId)).toEqual({ credits: 9, charges: [first.body.id] });
     const replay = await postTrace(service, org.key, body, keyed(key));
     expect([replay.status, replay.body.id, replayed(replay)]).toEqual([200, first.body.id, 'true']);
+  });
+});
+
+const batchHeaders = (org: BillingOrg, key: string) => ({
+  Authorization: `Bearer ${org.key}`,
+  'Content-Type': 'application/json',
+  'Idempotency-Key': key,
+});
+const wireBatch = (org: BillingOrg, key: string, body: unknown) =>
+  wireRequest('POST', '/api/v1/skiptrace/batch', batchHeaders(org, key), JSON.stringify(body));
+const postBatch = (org: BillingOrg, key: string, body: unknown): Promise<HttpResult> =>
+  service.request('/api/v1/skiptrace/batch', { method: 'POST', headers: batchHeaders(org, key), body: JSON.stringify(body) });
+const itemIds = (result: HttpResult) => (result.body.results as { id: string }[]).map((item) => item.id);
+
+/** As chargedButStuck, for a keyed batch of `count` items: resolves once every item is charged and the answer is stored. */
+async function batchChargedButStuck(org: BillingOrg, key: string, count: number) {
+  const body = { items: Array.from({ length: count }, () => ({ address: uniqueAddress() })) };
+  const stuck = pipeline(service.baseUrl, [WIRE_SLOW_RESPONSE, wireBatch(org, key, body)], { read: false });
+  await eventually(async () => {
+    const [row] = await service.sql(
+      `select outcome is not null as stored from skip_trace_idempotency_keys where organization_id = ? and idempotency_key = ?`,
+      [org.organizationId, key],
+    );
+    return row?.stored ? true : undefined;
+  });
+  return { stuck, body };
+}
+
+describe('a keyed batch whose first response was lost', () => {
+  it('stays charged once a replay delivered its answer: the loss refunds no item, and later replays still replay', async () => {
+    const org = await setupBillingOrg(service, 10);
+    const key = randomUUID();
+    const { stuck, body } = await batchChargedButStuck(org, key, 2);
+    const replay = await postBatch(org, key, body);
+    expect([replay.status, replayed(replay)]).toEqual([200, 'true']);
+    const ids = itemIds(replay);
+    const calls = vendor.calls.length;
+    expect(await ledger(service, org.organizationId)).toEqual({ credits: 8, charges: expect.arrayContaining(ids) });
+
+    await lose(stuck);
+    expect(await ledger(service, org.organizationId)).toEqual({ credits: 8, charges: expect.arrayContaining(ids) });
+    for (const id of ids) expect(await auditOf(org.organizationId, id)).toEqual({ outcome: 'records_found', charged: true });
+    const again = await postBatch(org, key, body);
+    expect([again.status, again.body.id, replayed(again)]).toEqual([200, replay.body.id, 'true']);
+    expect(vendor.calls).toHaveLength(calls);
+  });
+
+  it('is refunded when no replay delivered it: a replay after the refund runs anew and is charged', async () => {
+    const org = await setupBillingOrg(service, 10);
+    const key = randomUUID();
+    const { stuck, body } = await batchChargedButStuck(org, key, 2);
+    await lose(stuck);
+    expect(await ledger(service, org.organizationId)).toEqual({ credits: 10, charges: [] });
+
+    const anew = await postBatch(org, key, body);
+    expect([anew.status, replayed(anew), anew.body.charged]).toEqual([200, null, 2]);
+    expect(await ledger(service, org.organizationId)).toEqual({ credits: 8, charges: expect.arrayContaining(itemIds(anew)) });
+    const replay = await postBatch(org, key, body);
+    expect([replay.status, replay.body.id, replayed(replay)]).toEqual([200, anew.body.id, 'true']);
+  });
+
+  it('is refunded once every response that carried it was lost, the replay included', async () => {
+    const org = await setupBillingOrg(service, 10);
+    const key = randomUUID();
+    const { stuck, body } = await batchChargedButStuck(org, key, 2);
+    const stuckReplay = pipeline(service.baseUrl, [WIRE_SLOW_RESPONSE, wireBatch(org, key, body)], { read: false });
+    await eventually(async () => ((await replays(org.organizationId)) === 1 ? true : undefined));
+    await lose(stuck);
+    expect((await ledger(service, org.organizationId)).credits).toBe(8);
+    await lose(stuckReplay);
+    expect(await ledger(service, org.organizationId)).toEqual({ credits: 10, charges: [] });
+    const anew = await postBatch(org, key, body);
+    expect([anew.status, replayed(anew), anew.body.charged]).toEqual([200, null, 2]);
+    expect((await ledger(service, org.organizationId)).credits).toBe(8);
   });
 });
 

@@ -73,12 +73,14 @@ export async function readKeyForReplay<Outcome>(
 }
 
 /**
- * Stores the answer of the request holding the claim `token` (in the charge's transaction for a
- * 200). False when the claim is no longer this request's (released, or its lease taken over).
+ * Stores the answer of the request holding the claim `token`. False when the claim is no longer
+ * this request's (released, or its lease taken over). A 200 stored with `carrier` (the id its
+ * response answers with) counts that response as its first carrier, and its replays as more
+ * (readKeyForReplay): its charges are refunded only once all were lost (loseCarrierCtes).
  */
-export async function storeOutcome(db: Db, claim: IdempotencyClaim, outcome: unknown): Promise<boolean> {
+export async function storeOutcome(db: Db, claim: IdempotencyClaim, outcome: unknown, carrier?: string): Promise<boolean> {
   const changed = await db.run(
-    sql`update skip_trace_idempotency_keys set outcome = ${JSON.stringify(outcome)}::jsonb, request_id = null
+    sql`update skip_trace_idempotency_keys set outcome = ${JSON.stringify(outcome)}::jsonb, request_id = ${carrier ?? null}::uuid, carriers = ${carrier ? 1 : 0}::integer
       where ${claimed(claim)} and outcome is null`,
   );
   return changed === 1;
@@ -105,14 +107,6 @@ export const storeOutcomeCte = (claim: IdempotencyClaim, requestId: string, outc
   sql`stored as (update skip_trace_idempotency_keys set outcome = ${outcome}, request_id = ${requestId}::uuid, carriers = 1 from ${source}
      where ${claimed(claim)})`;
 
-/**
- * Forgets the answer the claim `token` stored (storeOutcome), as if its lease had run out: the
- * key's next request runs anew. For an answer no response delivered, whose charges were refunded.
- */
-export async function forgetOutcome(db: Db, claim: IdempotencyClaim): Promise<void> {
-  await db.run(sql`update skip_trace_idempotency_keys set outcome = null, lease_expires_at = '-infinity' where ${claimed(claim)}`);
-}
-
 /** Gives up the claim `token` without an answer, so the key's next request runs anew. */
 export async function releaseKey(db: Db, claim: IdempotencyClaim): Promise<void> {
   await db.run(sql`delete from skip_trace_idempotency_keys where ${claimed(claim)} and outcome is null`);
@@ -120,15 +114,16 @@ export async function releaseKey(db: Db, claim: IdempotencyClaim): Promise<void>
 
 /**
  * A lost response of request `requestId`'s stored answer, as CTEs of the refund's statement: `lost`
- * takes its carrier away; the last one also forgets the answer (its lease set to have run out, so
- * the key's next request runs anew) and `forgotten` holds a row. The row lock orders it with a replay.
+ * takes its carrier away (and holds the key's row: its organization, key, fingerprint and carriers
+ * left); the last one also forgets the answer (its lease set to have run out, so the key's next
+ * request runs anew) and `forgotten` holds a row. The row lock orders it with a replay.
  */
 export const loseCarrierCtes = (requestId: string) => sql`lost as (update skip_trace_idempotency_keys
      set carriers = carriers - 1,
          outcome = case when carriers = 1 then null else outcome end,
          request_id = case when carriers = 1 then null else request_id end,
          lease_expires_at = case when carriers = 1 then '-infinity' else lease_expires_at end
-     where request_id = ${requestId}::uuid and carriers > 0 returning carriers),
+     where request_id = ${requestId}::uuid and carriers > 0 returning organization_id, idempotency_key, fingerprint, carriers),
    forgotten as (select from lost where carriers = 0)`;
 
 /**

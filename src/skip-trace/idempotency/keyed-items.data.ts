@@ -6,7 +6,7 @@
  * statements racing to charge the same item cannot both commit (the second fails on the key).
  */
 import { sql, type Db, type Statement } from '../../infra/database/sql.js';
-import { RETENTION } from './idempotency-keys.data.js';
+import { loseCarrierCtes, RETENTION } from './idempotency-keys.data.js';
 
 /** The key and body a keyed batch's items are charged under. */
 export interface KeyedList {
@@ -43,6 +43,22 @@ export const chargedItemCte = (list: KeyedList, index: number, item: { requestId
 /** A refunded charge's item, as a CTE of the refund's statement (`removed` holds a row when refunded): a retry runs it anew. */
 export const refundedItemCte = (requestId: string): Statement =>
   sql`unkept_item as (delete from skip_trace_batch_items where request_id = ${requestId}::uuid and exists (select from removed))`;
+
+/**
+ * A lost response carrying keyed batch `batchId`'s stored answer (its first response or a
+ * replay): its carrier is taken away, and the last one forgets the answer and deletes its item
+ * rows in the same statement, so the key's next request runs every item anew. True when it was
+ * the last: the items' charges are then to be refunded.
+ */
+export async function loseBatchCarrier(db: Db, batchId: string): Promise<boolean> {
+  const [row] = await db.rows<{ forgotten: boolean }>(
+    sql`with ${loseCarrierCtes(batchId)},
+       unkept_items as (delete from skip_trace_batch_items i using lost where lost.carriers = 0 and i.organization_id = lost.organization_id
+         and i.idempotency_key = lost.idempotency_key and i.fingerprint = lost.fingerprint)
+     select exists (select from forgotten) as forgotten`,
+  );
+  return row.forgotten === true;
+}
 
 /** Deletes up to `batch` rows whose 24 h are over; the number deleted. */
 export async function deleteExpiredItems(db: Db, batch: number): Promise<number> {
