@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { EventBus } from './event-bus.js';
+import { redisScript } from './redis-script.js';
 
 /**
  * Recent messages per key, each with an id, so a stream that reconnects with the last id it saw
@@ -78,21 +78,8 @@ local anchor = redis.call('XADD', KEYS[1], '*', 'a', '1')
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return {0, anchor}`;
 
-/** Runs a script by its SHA1, sending its text once per connection (when Redis says NOSCRIPT). */
-function script(redis: Redis, source: string) {
-  const sha = createHash('sha1').update(source).digest('hex');
-  return async (keys: string[], args: Array<string | number>): Promise<unknown> => {
-    try {
-      return await redis.evalsha(sha, keys.length, ...keys, ...args);
-    } catch (error) {
-      if (!String((error as Error).message).startsWith('NOSCRIPT')) throw error;
-      return redis.eval(source, keys.length, ...keys, ...args);
-    }
-  };
-}
-
 export function createRedisEventLog(redis: Redis, limits: EventLogLimits = EVENT_LOG_LIMITS): EventLog {
-  const [append, readFrom] = [script(redis, APPEND), script(redis, READ_FROM)];
+  const [append, readFrom] = [redisScript(redis, APPEND), redisScript(redis, READ_FROM)];
   return {
     async append(key, channel, message) {
       return (await append([key, channel], [message, limits.maxEntries, limits.windowMs])) as string;

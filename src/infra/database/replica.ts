@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { startPeriodic } from '../periodic.js';
+import { redisScript } from '../redis-script.js';
 import { poolDb, sql, type Db, type Statement } from './sql.js';
 
 /**
@@ -78,14 +79,13 @@ function localPositions(): WrittenPositions & { ahead(userId: string, replayed: 
  */
 function redisPositions(redis: Redis, log: Logger): WrittenPositions {
   const own = localPositions();
+  const setMax = redisScript(redis, SET_MAX_SCRIPT);
   return {
     async record(userIds, position) {
       await own.record(userIds, position);
-      const batch = redis.multi();
-      for (const user of userIds) batch.eval(SET_MAX_SCRIPT, 1, writtenKey(user), String(position), String(WRITTEN_TTL_MS));
-      await batch
-        .exec()
-        .catch((error) => log.warn({ err: error }, 'could not share write positions in Redis; other instances may read older states'));
+      await Promise.all(userIds.map((user) => setMax([writtenKey(user)], [position, WRITTEN_TTL_MS]))).catch((error) =>
+        log.warn({ err: error }, 'could not share write positions in Redis; other instances may read older states'),
+      );
     },
     ahead(userId, replayed) {
       if (own.ahead(userId, replayed)) return true;
