@@ -57,16 +57,23 @@ const STATE = `cross join lateral notification_seen_states(${stateArguments('n.'
 const STATE_COLUMNS = `n.id, n.notification_type, s.is_seen, n.title, n.body, n.created_at, s.seen_at,
   n.contact_id, n.deal_id, n.note_id, n.reply_id, n.task_id, n.call_id, n.action_type, n.action_target_id, n.archived_at`;
 
-/** The service's `liveCounters`: the counter rows less the expired rows the sweep has not deleted yet. */
+/**
+ * The service's `liveCounters`: the counter rows, then the expired rows the sweep has not deleted
+ * yet, negated (scalar state, not inlined); `mark_gen` for the page's gate.
+ */
 function liveCounters(p: (value: unknown) => string, userId: string, type: string | null) {
-  return `select c.notification_type, c.unread_count - coalesce(x.unread, 0) as unread_count, c.read_count - coalesce(x.read, 0) as read_count
-        from notification_counters c left join (
-          select n.notification_type, count(*) filter (where not s.is_seen) as unread, count(*) filter (where s.is_seen) as read
-            from notifications n ${STATE}
-           where n.user_id = ${p(userId)} and n.expires_at <= now() and n.archived_at is null group by n.notification_type
-        ) x on x.notification_type = c.notification_type
-       where c.user_id = ${p(userId)}${type !== null ? ` and c.notification_type = ${p(type)}` : ''}`;
+  const ofType = (column: string) => (type !== null ? ` and ${column} = ${p(type)}` : '');
+  return `select notification_type, unread_count, read_count, mark_gen from notification_counters where user_id = ${p(userId)}${ofType('notification_type')}
+      union all
+      select n.notification_type, -count(*) filter (where not s.is_seen), -count(*) filter (where s.is_seen), 0
+        from notifications n cross join lateral notification_seen_state(${stateArguments('n.')}) s
+       where n.user_id = ${p(userId)} and n.expires_at <= now() and n.archived_at is null${ofType('n.notification_type')}
+       group by n.notification_type`;
 }
+
+/** The service's `GATED_STATE`: the marks probed only for rows older than the latest mark-all (`t.gen`). */
+const GATED_STATE = `cross join lateral (select n.is_seen, n.seen_at where n.mark_gen >= t.gen
+  union all select s.is_seen, s.seen_at from notification_seen_states(${stateArguments('n.')}) s where n.mark_gen < t.gen) s`;
 
 /** A statement's text and its values in the order its placeholders were written. */
 function placeholders() {
@@ -152,16 +159,17 @@ async function listNotifications(userId: string, v: Record<string, unknown>) {
   const totals =
     search !== null
       ? `select count(*) filter (where ${seen === null ? 'true' : `s.is_seen = ${p(seen)}`})::int as total,
-                count(*) filter (where not s.is_seen)::int as unread
+                count(*) filter (where not s.is_seen)::int as unread, (select coalesce(max(g.mark_gen), 0) from notification_counters g
+                  where g.user_id = ${p(userId)}${type !== null ? ` and g.notification_type = ${p(type)}` : ''}) as gen
            from notifications n ${STATE} where ${matching(false)}`
       : `select coalesce(sum(${seen === null ? 'unread_count + read_count' : seen ? 'read_count' : 'unread_count'}), 0)::int as total,
-                coalesce(sum(unread_count), 0)::int as unread
+                coalesce(sum(unread_count), 0)::int as unread, coalesce(max(mark_gen), 0) as gen
            from (${liveCounters(p, userId, type)}) live`;
   const page = matching(true) + (after ? ` and (created_at, id) < (${p(after.createdAt)}, ${p(after.id)})` : '');
   const { rows } = await bound(
     `with t as (${totals})
      select t.total, t.unread, n.* from t left join lateral (
-       select ${STATE_COLUMNS} from notifications n ${STATE} where ${page}
+       select ${STATE_COLUMNS} from notifications n ${GATED_STATE} where ${page}
         order by created_at desc, id desc limit least(${limit + 1}, t.total)) n on true
       order by n.created_at desc, n.id desc`,
     values,

@@ -135,15 +135,20 @@ export const toNotification = (r: Record<string, unknown>) => ({
 export function sumCounters(rows: Record<string, unknown>[]) {
   let unread = 0;
   let read = 0;
-  const byType: { notificationType: string; unreadCount: number; readCount: number }[] = [];
+  const merged: { notificationType: string; unreadCount: number; readCount: number }[] = [];
+  // Rows sorted by type; a type may come twice (its counter row, then its expired rows negated).
   for (const r of rows) {
     const unreadCount = Number(r.unread_count);
     const readCount = Number(r.read_count);
     unread += unreadCount;
     read += readCount;
-    if (unreadCount !== 0 || readCount !== 0) byType.push({ notificationType: r.notification_type as string, unreadCount, readCount });
+    const last = merged.at(-1);
+    if (last && last.notificationType === r.notification_type) {
+      last.unreadCount += unreadCount;
+      last.readCount += readCount;
+    } else merged.push({ notificationType: r.notification_type as string, unreadCount, readCount });
   }
-  return { unread, read, byType };
+  return { unread, read, byType: merged.filter((t) => t.unreadCount !== 0 || t.readCount !== 0) };
 }
 
 // The service's per-user lock, taken in the same statement before any row (src/notifications/feed.data.ts).

@@ -82,6 +82,13 @@ const stateArguments = (row: string) =>
     .join(', ');
 const seenState = (row: string) => raw(`notification_seen_state(${stateArguments(row)})`);
 const STATE = raw(`cross join lateral notification_seen_states(${stateArguments('n.')}) s`);
+/**
+ * `STATE` for a page's rows, `t.gen` the latest mark-all's number among the counter rows read: a
+ * row marked since (or never covered, `mark_gen` at it) is in no mark, so its own state is read
+ * without probing the marks; only older rows take the inlined marks probe, a gate per row.
+ */
+const GATED_STATE = raw(`cross join lateral (select n.is_seen, n.seen_at where n.mark_gen >= t.gen
+  union all select s.is_seen, s.seen_at from notification_seen_states(${stateArguments('n.')}) s where n.mark_gen < t.gen) s`);
 /** The updated row's state as `s`, for a subquery of an update's condition (inlined, as `STATE`). */
 const rowState = raw(`notification_seen_states(${stateArguments('notifications.')}) s`);
 
@@ -131,18 +138,21 @@ const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}
 const NOT_EXPIRED = raw('(expires_at is null or expires_at > now())');
 
 /**
- * The user's counter rows (of one type) less the expired rows the sweep has not deleted yet, so
- * counts leave a row out from the moment it expires: a probe of a partial index, empty for users
- * without expiring rows.
+ * The user's counter rows (of one type), then, negated, the expired rows the sweep has not deleted
+ * yet, so counts leave a row out from the moment it expires: a probe of a partial index, empty for
+ * users without expiring rows. A type may come twice; readers sum per type. A union, not a join,
+ * and the scalar state function (called only per expired row): PostgreSQL planned the inlined
+ * state's subqueries for every custom plan of this statement, longer than running it.
  */
-const liveCounters = (userId: string, type: string | null) =>
-  sql`select c.notification_type, c.unread_count - coalesce(x.unread, 0) as unread_count, c.read_count - coalesce(x.read, 0) as read_count
-        from notification_counters c left join (
-          select n.notification_type, count(*) filter (where not s.is_seen) as unread, count(*) filter (where s.is_seen) as read
-            from notifications n ${STATE}
-           where n.user_id = ${userId} and n.expires_at <= now() and n.archived_at is null group by n.notification_type
-        ) x on x.notification_type = c.notification_type
-       where c.user_id = ${userId}${type !== null ? sql` and c.notification_type = ${type}` : empty}`;
+const liveCounters = (userId: string, type: string | null) => {
+  const ofType = (column: string) => (type !== null ? sql` and ${raw(column)} = ${type}` : empty);
+  return sql`select notification_type, unread_count, read_count, mark_gen from notification_counters where user_id = ${userId}${ofType('notification_type')}
+      union all
+      select n.notification_type, -count(*) filter (where not s.is_seen), -count(*) filter (where s.is_seen), 0
+        from notifications n cross join lateral ${seenState('n.')} s
+       where n.user_id = ${userId} and n.expires_at <= now() and n.archived_at is null${ofType('n.notification_type')}
+       group by n.notification_type`;
+};
 
 /** The user's rows matching a filter (the seen filter too, unless `withSeen` is false). */
 function matching(userId: string, filter: FeedConditions, withSeen = true): Statement {
@@ -180,13 +190,18 @@ export async function counterTotals(db: Db, userId: string, type: string | null)
   const rows = await db.rows<CounterRow>(
     sql`select notification_type, unread_count, read_count from (${liveCounters(userId, type)}) live order by notification_type`,
   );
-  return sumCounterRows(
-    rows.map((row) => ({
-      notificationType: row.notification_type,
-      unreadCount: Number(row.unread_count),
-      readCount: Number(row.read_count),
-    })),
-  );
+  // Sorted by type, so a type's expired rows follow its counter row.
+  const merged: NotificationTypeCounts[] = [];
+  for (const row of rows) {
+    const last = merged.at(-1);
+    const unreadCount = Number(row.unread_count);
+    const readCount = Number(row.read_count);
+    if (last?.notificationType === row.notification_type) {
+      last.unreadCount += unreadCount;
+      last.readCount += readCount;
+    } else merged.push({ notificationType: row.notification_type, unreadCount, readCount });
+  }
+  return sumCounterRows(merged);
 }
 
 /** Totals and `byType` from per-type counter rows sorted by type, as getNotificationCounts answers them. */
@@ -224,7 +239,7 @@ export async function selectFeedPage(
   const rows = await db.rows<NotificationRow & { total: number; unread: number }>(
     sql`with t as (${totals(userId, filter)})
         select t.total, t.unread, n.* from t left join lateral (
-          select ${COLUMNS} from notifications n ${STATE}
+          select ${COLUMNS} from notifications n ${GATED_STATE}
            where ${matching(userId, filter)}${after ? sql` and (created_at, id) < (${after.createdAt}, ${after.id})` : empty}
            order by created_at desc, id desc limit least(${raw(String(limit))}, t.total)) n on true
          order by n.created_at desc, n.id desc`,
@@ -244,12 +259,18 @@ function totals(userId: string, filter: FeedConditions): Statement {
   // Counter rows count only rows that are not archived: archived ones are counted where they are.
   if (filter.search !== null || filter.archived)
     return sql`select count(*) filter (where ${filter.seen === null ? raw('true') : sql`s.is_seen = ${filter.seen}`})::int as total,
-                      count(*) filter (where not s.is_seen)::int as unread
+                      count(*) filter (where not s.is_seen)::int as unread, ${latestMarkGen(userId, filter.type)} as gen
                  from notifications n ${STATE} where ${matching(userId, filter, false)}`;
   const total = raw(filter.seen === null ? 'unread_count + read_count' : filter.seen ? 'read_count' : 'unread_count');
-  return sql`select coalesce(sum(${total}), 0)::int as total, coalesce(sum(unread_count), 0)::int as unread
+  return sql`select coalesce(sum(${total}), 0)::int as total, coalesce(sum(unread_count), 0)::int as unread,
+                    coalesce(max(mark_gen), 0) as gen
                from (${liveCounters(userId, filter.type)}) live`;
 }
+
+/** The latest mark-all's number among the user's counter rows (of one type): no mark covers a row at or past it. */
+const latestMarkGen = (userId: string, type: string | null) =>
+  sql`(select coalesce(max(g.mark_gen), 0) from notification_counters g
+        where g.user_id = ${userId}${type !== null ? sql` and g.notification_type = ${type}` : empty})`;
 
 /**
  * Every writer of a user's existing feed rows starts its statement with this CTE and joins it, so
