@@ -257,9 +257,10 @@ export async function selectFeedPage(
  */
 function totals(userId: string, filter: FeedConditions): Statement {
   // Counter rows count only rows that are not archived: archived ones are counted where they are.
+  // No mark covers an archived row (its state was written into it), so their page's gate is 0.
   if (filter.search !== null || filter.archived)
     return sql`select count(*) filter (where ${filter.seen === null ? raw('true') : sql`s.is_seen = ${filter.seen}`})::int as total,
-                      count(*) filter (where not s.is_seen)::int as unread, ${latestMarkGen(userId, filter.type)} as gen
+                      count(*) filter (where not s.is_seen)::int as unread, ${filter.archived ? raw('0') : latestMarkGen(userId, filter.type)} as gen
                  from notifications n ${STATE} where ${matching(userId, filter, false)}`;
   const total = raw(filter.seen === null ? 'unread_count + read_count' : filter.seen ? 'read_count' : 'unread_count');
   return sql`select coalesce(sum(${total}), 0)::int as total, coalesce(sum(unread_count), 0)::int as unread,
