@@ -53,6 +53,11 @@ export interface RequestContext {
   lastEventId?: string;
   /** Set by a REST route that accepts an Idempotency-Key, when the request carries one. */
   idempotencyKey?: IdempotencyKey;
+  /**
+   * Set by the REST layer: the variables met the operation's JSON Schema (http/rest/variables.ts),
+   * so a resolver checks only the rules that schema does not state. Never set on `/graphql`.
+   */
+  variablesChecked?: boolean;
 }
 
 /**

@@ -114,7 +114,10 @@ builder.mutationFields((t) => ({
         },
         ctx.principal,
         args.input,
-        ctx.idempotencyKey && { idempotencyKey: ctx.idempotencyKey, requestId: ctx.requestId },
+        {
+          idempotent: ctx.idempotencyKey && { idempotencyKey: ctx.idempotencyKey, requestId: ctx.requestId },
+          inputMetSchema: ctx.variablesChecked,
+        },
       ),
   }),
   generateSkipTraceKey: t.field({

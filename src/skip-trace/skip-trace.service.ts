@@ -45,6 +45,14 @@ export interface SkipTraceDeps {
  */
 const CLAIM_LEASE_MARGIN_MS = 30_000;
 
+/** What a request adds to its trace's input. */
+export interface SkipTraceOptions {
+  /** Its Idempotency-Key, when it carries one. */
+  idempotent?: IdempotentCall;
+  /** The input met its JSON Schema form already (a REST body: `variablesChecked`), so only the rules beyond it are checked. */
+  inputMetSchema?: boolean;
+}
+
 /**
  * One skip trace, in the contract's order, each step once: the in-flight slot (429), the input
  * (422), the Idempotency-Key when the call carries one (409, 422, or the replay of its first
@@ -57,12 +65,12 @@ export async function runSkipTrace(
   deps: SkipTraceDeps,
   principal: OrganizationPrincipal,
   input: SkipTraceInput,
-  idempotent?: IdempotentCall,
+  options: SkipTraceOptions = {},
 ): Promise<SkipTraceResponse> {
   const call: TraceCall = { id: randomUUID(), principal, startedAt: performance.now(), cacheKey: null };
-  return runKeyedRequest(deps, call, idempotent, {
+  return runKeyedRequest(deps, call, options.idempotent, {
     check: () => {
-      const trace = checkTraceInput(input);
+      const trace = checkTraceInput(input, options.inputMetSchema);
       call.cacheKey = trace.cacheKey;
       return trace;
     },

@@ -264,6 +264,8 @@ async function runCall<V>(deps: RestDeps, route: RestRoute<Caller, V>, request: 
     client: request.client,
     idempotencyKey,
     lastEventId: lastEventIdOf(request),
+    // A list's items' own rules are left to each item (list-variables.ts): those variables are not all checked.
+    variablesChecked: !route.list,
   };
   if (operation.type === 'subscription')
     return sendStream(reply, deps.subscribeOperation, { operation, variables, context, stream: route.stream! });
