@@ -58,6 +58,11 @@ export interface RequestContext {
    * so a resolver checks only the rules that schema does not state. Never set on `/graphql`.
    */
   variablesChecked?: boolean;
+  /**
+   * Set by a REST route with an `admit` hook: what the request holds while it runs (the skip
+   * trace in-flight slot) is held already, taken before the body was read.
+   */
+  admitted?: boolean;
 }
 
 /**

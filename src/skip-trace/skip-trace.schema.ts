@@ -110,6 +110,7 @@ builder.mutationFields((t) => ({
           metrics: ctx.services.skipTraceMetrics,
           log: ctx.services.log,
           client: ctx.client,
+          slotHeld: ctx.admitted,
           timeoutMs: ctx.services.config.limits.skipTraceTimeoutMs,
         },
         ctx.principal,

@@ -36,6 +36,8 @@ export interface SkipTraceDeps {
   metrics: SkipTraceMetrics;
   log: Logger;
   client: ClientWatch;
+  /** The request's in-flight slot is held already (by its REST route's `admit` hook); otherwise runKeyedRequest takes it. */
+  slotHeld?: boolean;
   timeoutMs: number;
 }
 
@@ -102,7 +104,7 @@ export async function runKeyedRequest<Checked, Result>(
 ): Promise<Result> {
   let hold: KeyHold | undefined;
   try {
-    deps.admission.holdSlot(call.principal.keyId, deps.client);
+    if (!deps.slotHeld) deps.admission.holdSlot(call.principal.keyId, deps.client);
     const checked = steps.check();
     if (idempotent) {
       const leaseMs = deps.timeoutMs + CLAIM_LEASE_MARGIN_MS;

@@ -74,3 +74,47 @@ describe('answers left as they were', () => {
     expect(rest.body.error.details).toEqual([{ path: 'address.zip', message: RULE_MESSAGES.zip }]);
   });
 });
+
+describe('the in-flight slot', () => {
+  /** The slots `send` took, counted at the one place a slot is taken. */
+  async function slotsTakenBy(send: () => Promise<{ status: number }>): Promise<{ status: number; taken: number }> {
+    const admission = service.app.services.skipTraceAdmission;
+    const holdSlot = admission.holdSlot;
+    let taken = 0;
+    admission.holdSlot = (keyId, client) => {
+      taken++;
+      holdSlot(keyId, client);
+    };
+    try {
+      const { status } = await send();
+      return { status, taken };
+    } finally {
+      admission.holdSlot = holdSlot;
+    }
+  }
+
+  it('is taken once per request: a REST trace, a REST batch, and both on /graphql', async () => {
+    const org = await setupBillingOrg(service, 10);
+    const batchItems = { items: [{ address: uniqueAddress() }] };
+    const sent = {
+      rest: await slotsTakenBy(() => postTrace(service, org.key, { address: uniqueAddress() })),
+      restBatch: await slotsTakenBy(() =>
+        service.request('/api/v1/skiptrace/batch', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(batchItems),
+        }),
+      ),
+      graphql: await slotsTakenBy(() => service.graphql(SKIP_TRACE, { input: { address: uniqueAddress() } }, org.key)),
+      graphqlBatch: await slotsTakenBy(() =>
+        service.graphql(`mutation($items: [SkipTraceItemInput!]!) { skipTraceBatch(items: $items) { id } }`, batchItems, org.key),
+      ),
+    };
+    expect(sent).toEqual({
+      rest: { status: 200, taken: 1 },
+      restBatch: { status: 200, taken: 1 },
+      graphql: { status: 200, taken: 1 },
+      graphqlBatch: { status: 200, taken: 1 },
+    });
+  });
+});

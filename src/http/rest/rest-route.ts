@@ -266,6 +266,7 @@ async function runCall<V>(deps: RestDeps, route: RestRoute<Caller, V>, request: 
     lastEventId: lastEventIdOf(request),
     // A list's items' own rules are left to each item (list-variables.ts): those variables are not all checked.
     variablesChecked: !route.list,
+    admitted: route.admit !== undefined,
   };
   if (operation.type === 'subscription')
     return sendStream(reply, deps.subscribeOperation, { operation, variables, context, stream: route.stream! });

@@ -34,7 +34,11 @@ builder.mutationFields((t) => ({
     },
     resolve: (_root, args, ctx) =>
       runSkipTraceBatch(
-        { ...listDeps(ctx.services, ctx.client), concurrency: ctx.services.config.limits.skipTraceBatchConcurrency },
+        {
+          ...listDeps(ctx.services, ctx.client),
+          slotHeld: ctx.admitted,
+          concurrency: ctx.services.config.limits.skipTraceBatchConcurrency,
+        },
         ctx.principal,
         args.items,
         ctx.idempotencyKey && { idempotencyKey: ctx.idempotencyKey, requestId: ctx.requestId },
