@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { OrganizationPrincipal } from '../schema/principal.js';
 import type { Db } from '../infra/database/sql.js';
 import type { ClientWatch } from '../infra/client-watch.js';
+import type { Services } from '../schema/context.js';
 import { outcomeOf } from '../billing/audit.js';
 import { skipTraceAccount } from '../billing/skip-trace-account.js';
 import type { SkipTraceAdmission } from './admission.js';
@@ -40,6 +41,26 @@ export interface SkipTraceDeps {
   slotHeld?: boolean;
   timeoutMs: number;
 }
+
+/** A caller nobody watches (a job's items run with no request): never gone, nothing to refund. */
+export const UNWATCHED: ClientWatch = {
+  signal: new AbortController().signal,
+  onUndelivered: () => undefined,
+  onDone: () => undefined,
+  stalledMs: () => 0,
+  disconnect: () => undefined,
+};
+
+/** What a trace runs on: the process's services, and the request's caller (a single trace's, a batch's) or none (a job's items). */
+export const traceDeps = (services: Services, client: ClientWatch = UNWATCHED): SkipTraceDeps => ({
+  db: services.sql,
+  traces: services.traces,
+  admission: services.skipTraceAdmission,
+  metrics: services.skipTraceMetrics,
+  log: services.log,
+  client,
+  timeoutMs: services.config.limits.skipTraceTimeoutMs,
+});
 
 /**
  * How long a claimed Idempotency-Key stays claimed at most, past the trace timeout: the request

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { schema } from '../../src/app/schema.js';
-import { buildOperationRegistry } from '../../src/http/gateway/operation-registry.js';
+import { buildOperationRegistry } from '../../src/http/gateway/gateway-call.route.js';
 import { skipTraceRoute } from '../../src/http/rest/routes/skip-trace.route.js';
 import { skipTraceAccountRoute, skipTraceUsageRoute } from '../../src/http/rest/routes/skip-trace-billing.routes.js';
 
