@@ -54,7 +54,7 @@ export interface RequestContext {
   /** Set by a REST route that accepts an Idempotency-Key, when the request carries one. */
   idempotencyKey?: IdempotencyKey;
   /**
-   * Set by the REST layer: the variables met the operation's JSON Schema (http/rest/variables.ts),
+   * Set by the REST layer: the variables met the operation's JSON Schema (http/rest/operation.ts),
    * so a resolver checks only the rules that schema does not state. Never set on `/graphql`.
    */
   variablesChecked?: boolean;
