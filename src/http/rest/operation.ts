@@ -196,12 +196,15 @@ function errorDetails(validate: ValidateFunction, leaveRulesAt?: RegExp): ErrorD
 /** The operation's data, or its first error as an AppError (masked when unexpected). */
 export type OperationResult = { data: Record<string, unknown> | null; error: AppError | null };
 
-/** Runs one of the REST routes' fixed documents with its variables for one request. */
-export type OperationExecutor = (
+/** Runs (or opens) one of the REST routes' fixed documents with its variables for one request. */
+type OperationRunner<Result> = (
   document: DocumentNode,
   variableValues: Record<string, unknown>,
   request: RequestContext,
-) => Promise<OperationResult>;
+) => Promise<Result>;
+
+/** Runs one of the REST routes' fixed documents with its variables for one request. */
+export type OperationExecutor = OperationRunner<OperationResult>;
 
 /**
  * How the REST routes call into the one schema: their documents are fixed and validated at
@@ -235,11 +238,7 @@ export function createOperationExecutor(schema: GraphQLSchema, services: Service
 type SubscriptionResult = { events: AsyncIterator<ExecutionResult>; error: null } | { events: null; error: AppError };
 
 /** Opens one of the REST routes' fixed subscription documents for one request. */
-export type OperationSubscriber = (
-  document: DocumentNode,
-  variableValues: Record<string, unknown>,
-  request: RequestContext,
-) => Promise<SubscriptionResult>;
+export type OperationSubscriber = OperationRunner<SubscriptionResult>;
 
 /**
  * Subscriptions run on graphql-js (opened once per stream, so nothing is gained by compiling them),
