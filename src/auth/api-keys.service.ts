@@ -1,5 +1,5 @@
 import type { Em } from '../infra/database/orm.js';
-import type { Sql } from '../infra/database/sql.js';
+import type { Db } from '../infra/database/sql.js';
 import { isUuid } from '../common/uuid.js';
 import { AppError, badInput } from '../common/errors.js';
 import { getUser, organizationOfUser } from '../organizations/organizations.service.js';
@@ -74,13 +74,13 @@ export async function createApiKey(em: Em, request: KeyRequest): Promise<IssuedK
 }
 
 /** A page of a user's keys, newest first, revoked ones included (a lost key is found by its hint); NOT_FOUND for an unknown user. */
-export async function listApiKeys(em: Em, sql: Sql, userId: string, args: PageArgs): Promise<Page<ApiKeyView>> {
+export async function listApiKeys(em: Em, sql: Db, userId: string, args: PageArgs): Promise<Page<ApiKeyView>> {
   const user = await getUser(em, userId);
   return listingPage(`api-keys:${user.id}`, args, (after, limit) => selectApiKeysOfUser(sql, user.id, after, limit));
 }
 
 /** The hints of a known user's active keys, newest first (the demo banner shows them). */
-export function activeApiKeyHints(sql: Sql, userId: string): Promise<string[]> {
+export function activeApiKeyHints(sql: Db, userId: string): Promise<string[]> {
   return selectActiveApiKeyHints(sql, userId);
 }
 

@@ -11,7 +11,7 @@
  */
 import type { Organization } from '../organizations/organization.entity.js';
 import type { Em } from '../infra/database/orm.js';
-import { sql, type Db, type Statement } from '../infra/database/sql.js';
+import { inUnitOfWork, sql, type Db } from '../infra/database/sql.js';
 import { AppError, badInput } from '../common/errors.js';
 import { getOrganization } from '../organizations/organizations.service.js';
 
@@ -29,10 +29,6 @@ export interface AccountRow {
   skip_trace_enabled: boolean;
   skip_trace_credits: number;
 }
-
-/** Runs `statement` in the ORM transaction `tx` (a purchase's statements). */
-const inTransaction = async <T>(tx: Em, statement: Statement, method: 'all' | 'run' = 'all') =>
-  (await tx.execute(statement.sql, statement.values, method)) as T;
 
 export interface SkipTraceAccount {
   enabled: boolean;
@@ -98,13 +94,13 @@ export const skipTraceAccount = {
  */
 async function applyPurchase(tx: Em, purchase: { organizationId: string; amount: number; reference: string }): Promise<void> {
   const { organizationId, amount, reference } = purchase;
-  const inserted = await inTransaction<{ id: string }[]>(
+  const inserted = await inUnitOfWork<{ id: string }[]>(
     tx,
     sql`insert into skip_trace_credit_ledger (id, organization_id, kind, amount, reference) values (${crypto.randomUUID()}, ${organizationId}, 'purchase', ${amount}, ${reference})
        on conflict (organization_id, reference) where kind = 'purchase' do nothing returning id`,
   );
   if (!inserted.length) {
-    const [applied] = await inTransaction<{ amount: number }[]>(
+    const [applied] = await inUnitOfWork<{ amount: number }[]>(
       tx,
       sql`select amount from skip_trace_credit_ledger where organization_id = ${organizationId} and reference = ${reference} and kind = 'purchase'`,
     );
@@ -116,7 +112,7 @@ async function applyPurchase(tx: Em, purchase: { organizationId: string; amount:
     return;
   }
   // The condition, not a prior read, guards the limit: it is evaluated on the locked row.
-  const result = await inTransaction<{ affectedRows: number }>(tx, addToBalance(organizationId, amount), 'run');
+  const result = await inUnitOfWork<{ affectedRows: number }>(tx, addToBalance(organizationId, amount), 'run');
   if (result.affectedRows !== 1) {
     throw badInput(`The balance may not exceed ${MAX_CREDIT_BALANCE} credits.`, [
       { path: 'amount', message: `would take the balance past ${MAX_CREDIT_BALANCE}` },

@@ -1,15 +1,37 @@
+/**
+ * The credential stage of every route, in one place: who is calling (the one `Authorization`
+ * header, read as a credential and looked up once, never cached) and the point of its
+ * requests-per-minute window, spent concurrently with the lookup; the refusals (401, 429) and the
+ * rate-limit headers.
+ */
+import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Caller, Principal } from '../schema/principal.js';
-import type { Services } from '../schema/context.js';
-import type { WindowDecision } from '../infra/rate-limit.js';
+import type { Redis } from 'ioredis';
+import { Counter, type Registry } from 'prom-client';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { AppError } from '../common/errors.js';
-import type { Credential } from '../auth/authenticate.js';
+import type { Config } from '../infra/config.js';
+import type { Db } from '../infra/database/sql.js';
+import { labelSets, startAtZero } from '../infra/metric-series.js';
+import { anonymous, type Caller, type Principal, type UserPrincipal } from '../schema/principal.js';
+import type { Services } from '../schema/context.js';
+import { findActiveGatewayKey, type GatewayKeyOwner } from '../auth/api-keys.data.js';
+import { hashesEqual, hashSecret, isWellFormedSecret, secretHint, secretsEqual } from '../auth/secrets.js';
+import { findActiveSkipTraceKeyByHash } from '../auth/skip-trace-keys/skip-trace-keys.data.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;
     /** The REST error code this request was answered with, if any. */
     errorCode?: string;
+  }
+}
+
+declare module '../schema/context.js' {
+  interface Services {
+    authenticator: Authenticator;
+    /** Requests-per-minute windows, per credential (and per client IP without one). */
+    rateWindows: RateWindows;
   }
 }
 
@@ -112,4 +134,242 @@ export function credentialGuard(services: Services, serves: readonly Caller['typ
   return async (request: FastifyRequest, reply: FastifyReply) => {
     refuseUnidentified(await identifyCaller(services, request, reply, serves));
   };
+}
+
+// The credential: what an Authorization header presents, and its principal.
+
+/** What an `Authorization` header presents, read without any lookup. */
+export type Credential =
+  | { type: 'none' }
+  | { type: 'invalid' }
+  | { type: 'gateway key' | 'skip trace key'; token: string; hash: string }
+  | { type: 'platform token' };
+
+export interface Authenticator {
+  /** The credential of an `Authorization` header (undefined: none sent). */
+  read(authorization: string | undefined): Credential;
+  /**
+   * Its principal: `anonymous` without a credential, `null` for one that is not valid (malformed,
+   * unknown, revoked). Looked up on every request (no cache), so a revocation takes effect at once.
+   */
+  principalOf(db: Db, credential: Credential): Promise<Principal | null>;
+}
+
+export function bearerToken(authorization: string | undefined): string | undefined {
+  if (!authorization) return undefined;
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
+  return match ? match[1] : '';
+}
+
+/** The principal of a presented gateway key from its active row with its owner (`findActiveGatewayKey`); null without one. */
+export function gatewayPrincipal(key: GatewayKeyOwner | null, token: string, hash: string): UserPrincipal | null {
+  if (!key || !hashesEqual(key.keyHash, hash)) return null;
+  const scopes = new Set(key.scopes);
+  // ADMIN grants nothing once the owner is no longer an ADMIN user.
+  if (key.role !== 'ADMIN') scopes.delete('ADMIN');
+  return {
+    type: 'user',
+    keyId: key.id,
+    keyHint: secretHint(token),
+    keyHash: hash,
+    userId: key.userId,
+    organizationId: key.organizationId,
+    role: key.role,
+    scopes,
+  };
+}
+
+const NONE: Credential = { type: 'none' };
+const INVALID: Credential = { type: 'invalid' };
+const PLATFORM: Credential = { type: 'platform token' };
+
+export function createAuthenticator(options: { internalApiToken?: string }): Authenticator {
+  return {
+    read(authorization) {
+      const token = bearerToken(authorization);
+      if (token === undefined) return NONE;
+      if (isWellFormedSecret(token, 'gk_')) return { type: 'gateway key', token, hash: hashSecret(token) };
+      if (isWellFormedSecret(token, 'stk_')) return { type: 'skip trace key', token, hash: hashSecret(token) };
+      if (options.internalApiToken && secretsEqual(token, options.internalApiToken)) return PLATFORM;
+      return INVALID;
+    },
+    async principalOf(db, credential) {
+      switch (credential.type) {
+        case 'none':
+          return anonymous;
+        case 'invalid':
+          return null;
+        case 'platform token':
+          return { type: 'platform' };
+        case 'gateway key':
+          return gatewayPrincipal(await findActiveGatewayKey(db, credential.hash), credential.token, credential.hash);
+        case 'skip trace key': {
+          const key = await findActiveSkipTraceKeyByHash(db, credential.hash);
+          if (!key || !hashesEqual(key.keyHash, credential.hash)) return null;
+          return { type: 'organization', keyId: key.id, keyHint: secretHint(credential.token), organizationId: key.organizationId };
+        }
+      }
+    },
+  };
+}
+
+// The windows: one per credential, per client IP without one, over a one-minute window limiter.
+
+/**
+ * The per-minute windows requests count against, one point per request, whatever the route:
+ * a gateway key's requests (on /api/v1/call and /graphql alike) share its gateway window, a skip
+ * trace key's share its skip trace window, the platform token has one of its own, and requests
+ * without a valid credential count per client IP, which slows key guessing.
+ */
+export interface RateWindows {
+  consumeFor(caller: Caller): Promise<WindowDecision>;
+  /**
+   * A point of the window of the gateway key with this hash (the one `consumeFor` spends for its
+   * principal), before the key is looked up: so the window runs concurrently with the lookup.
+   */
+  consumeForGatewayKeyHash(keyHash: string): Promise<WindowDecision>;
+  /**
+   * Deletes the window of a hash that turned out to be no active key's, which the request spent a
+   * point of before it knew: a caller sending made-up or revoked keys grows nothing, since each
+   * window it creates is deleted once its lookup is back (the caller's client IP window counts it).
+   */
+  forgetGatewayKeyHash(keyHash: string): Promise<void>;
+  consumeForClient(ip: string): Promise<WindowDecision>;
+}
+
+/** The windows, as the refusals counter labels them. */
+const WINDOWS = ['gateway', 'skip_trace', 'platform', 'client_ip'] as const;
+type WindowName = (typeof WINDOWS)[number];
+
+/** A gateway key's window, by its hash: known before the lookup, one per key (128 bits of it are plenty). */
+const gatewayWindow = (keyHash: string) => `gateway:${keyHash.slice(0, 32)}`;
+
+export function createRateWindows(
+  limits: Config['limits'],
+  internalApiToken: string | undefined,
+  redis: Redis | null,
+  registry: Registry,
+): RateWindows {
+  // `window` is one of WINDOWS: bounded.
+  const refusals = startAtZero(
+    new Counter({
+      name: 'crm_rate_limit_refusals_total',
+      help: 'Requests refused by a requests-per-minute window (429 rate_limited), by window.',
+      labelNames: ['window'] as const,
+      registers: [registry],
+    }),
+    labelSets({ window: WINDOWS }),
+  );
+  const counted = (window: WindowName, decision: Promise<WindowDecision>) =>
+    decision.then((d) => {
+      if (!d.allowed) refusals.inc({ window });
+      return d;
+    });
+  // The platform window is the token's: a new token starts a new window (never the token itself in Redis).
+  const platformKey = `platform:${createHash('sha256')
+    .update(internalApiToken ?? '')
+    .digest('hex')
+    .slice(0, 16)}`;
+  const gateway = createWindowLimiter({ name: 'gateway', limit: limits.gatewayPerMinute, redis });
+  const skipTrace = createWindowLimiter({ name: 'skiptrace', limit: limits.skipTracePerMinute, redis });
+  const platform = createWindowLimiter({ name: 'platform', limit: limits.platformPerMinute, redis });
+  const clients = createWindowLimiter({ name: 'auth-failures', limit: limits.authFailuresPerMinute, redis });
+  return {
+    consumeFor(caller) {
+      switch (caller.type) {
+        case 'user':
+          return counted('gateway', gateway.consume(gatewayWindow(caller.keyHash)));
+        case 'organization':
+          return counted('skip_trace', skipTrace.consume(`skiptrace:${caller.keyId}`));
+        case 'platform':
+          return counted('platform', platform.consume(platformKey));
+      }
+    },
+    consumeForGatewayKeyHash: (keyHash) => counted('gateway', gateway.consume(gatewayWindow(keyHash))),
+    forgetGatewayKeyHash: (keyHash) => gateway.delete(gatewayWindow(keyHash)),
+    consumeForClient: (ip) => counted('client_ip', clients.consume(ip)),
+  };
+}
+
+export interface WindowDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix seconds at which the current window ends. */
+  resetAt: number;
+  /** Whole seconds to wait; meaningful when not allowed. */
+  retryAfter: number;
+}
+
+export interface WindowLimiter {
+  readonly limit: number;
+  consume(key: string): Promise<WindowDecision>;
+  /** Deletes a key's window (as if it had never been spent). */
+  delete(key: string): Promise<void>;
+}
+
+const WINDOW_SECONDS = 60;
+
+/**
+ * A fixed one-minute window per key. With Redis the window is shared by every instance; should
+ * Redis fail, an in-process window takes over (rate-limiter-flexible's insurance limiter) so
+ * callers see limits rather than errors.
+ */
+export function createWindowLimiter(options: { name: string; limit: number; redis: Redis | null }): WindowLimiter {
+  const memory = new RateLimiterMemory({ keyPrefix: options.name, points: options.limit, duration: WINDOW_SECONDS });
+  const limiter: RateLimiterAbstract = options.redis
+    ? new RateLimiterRedis({
+        storeClient: options.redis,
+        keyPrefix: `rl:${options.name}`,
+        points: options.limit,
+        duration: WINDOW_SECONDS,
+        insuranceLimiter: memory,
+      })
+    : memory;
+
+  const decision = (remainingPoints: number, msBeforeNext: number, allowed: boolean): WindowDecision => ({
+    allowed,
+    limit: options.limit,
+    remaining: Math.max(0, remainingPoints),
+    resetAt: Math.ceil((Date.now() + msBeforeNext) / 1000),
+    retryAfter: Math.max(1, Math.ceil(msBeforeNext / 1000)),
+  });
+  const consumeWith = async (rateLimiter: RateLimiterAbstract, key: string) => {
+    try {
+      const res = await rateLimiter.consume(key);
+      return decision(res.remainingPoints, res.msBeforeNext, true);
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) return decision(rejection.remainingPoints, rejection.msBeforeNext, false);
+      throw rejection;
+    }
+  };
+
+  // With Redis, RateLimiterRedis's own window script, called directly: its consume wraps the call
+  // in several promises and objects per request. Should Redis fail, the insurance limiter answers.
+  const script = options.redis as unknown as WindowScript | null;
+  const keyPrefix = `rl:${options.name}:`;
+  const [points, duration, limit] = [String(1), String(WINDOW_SECONDS), String(options.limit)];
+  const consumeOnRedis = async (key: string): Promise<WindowDecision> => {
+    let result: [number, number];
+    try {
+      result = await script!.rlflxIncr([keyPrefix + key, points, duration, limit, duration]);
+    } catch {
+      return consumeWith(memory, key);
+    }
+    const consumed = Number(result[0]);
+    return decision(options.limit - consumed, Number(result[1]), consumed <= options.limit);
+  };
+
+  return {
+    limit: options.limit,
+    consume: script && typeof script.rlflxIncr === 'function' ? consumeOnRedis : (key) => consumeWith(limiter, key),
+    async delete(key) {
+      await limiter.delete(key);
+    },
+  };
+}
+
+/** The window script (`rlflxIncr`) RateLimiterRedis defines on an ioredis client: the points consumed and the window's ms left. */
+interface WindowScript {
+  rlflxIncr(args: string[]): Promise<[number, number]>;
 }

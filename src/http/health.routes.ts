@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { Sql } from '../infra/database/sql.js';
+import { sql, type Db } from '../infra/database/sql.js';
 
 /** `/healthz`: the process is up. `/readyz`: migrations done and every backend answers. */
-export function registerHealthRoutes(app: FastifyInstance, services: { sql: Sql; redis: Redis | null }) {
+export function registerHealthRoutes(app: FastifyInstance, services: { sql: Db; redis: Redis | null }) {
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {
@@ -11,7 +11,7 @@ export function registerHealthRoutes(app: FastifyInstance, services: { sql: Sql;
       database: 'down',
       redis: services.redis ? 'down' : 'not configured',
     };
-    const probes: Promise<unknown>[] = [services.sql.execute('select 1').then(() => (checks.database = 'ok'))];
+    const probes: Promise<unknown>[] = [services.sql.rows(sql`select 1`).then(() => (checks.database = 'ok'))];
     if (services.redis) probes.push(services.redis.ping().then(() => (checks.redis = 'ok')));
     await Promise.race([Promise.allSettled(probes), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
     const ready = Object.values(checks).every((state) => state !== 'down');

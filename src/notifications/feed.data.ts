@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Em } from '../infra/database/orm.js';
-import { empty, join, raw, sql, type Db, type Statement } from '../infra/database/sql.js';
+import { empty, join, raw, inUnitOfWork, sql, type Db, type Statement } from '../infra/database/sql.js';
 import { pgTextArray } from '../common/pg-array.js';
 import type { KeysetPosition } from '../common/keyset-page.js';
 import { toDate } from '../common/to-date.js';
@@ -375,12 +375,6 @@ export async function updateAllSeen(
   return { updatedCount, notificationIds: ids && ids.length <= CHANGED_IDS_LISTED_MAX ? ids : null };
 }
 
-/**
- * A statement in the caller's unit of work: publishes may run inside a transaction of the
- * caller's (the demo seed's), which the pool (`Db`) cannot join. Lists go as array literals.
- */
-const inUnitOfWork = <T>(em: Em, statement: Statement) => em.execute<T[]>(statement.sql, statement.values);
-
 /** Backdated rows already read (demo data): read when they were created. */
 export async function markSeenAtCreation(em: Em, userId: string, ids: readonly string[]): Promise<void> {
   await inUnitOfWork(
@@ -406,7 +400,7 @@ export function notificationTypeCatalog(db: Db): Promise<NotificationTypeEntry[]
 
 /** The catalog entries among `types`. */
 export async function knownNotificationTypes(em: Em, types: readonly string[]): Promise<Set<string>> {
-  const rows = await inUnitOfWork<{ notification_type: string }>(
+  const rows = await inUnitOfWork<{ notification_type: string }[]>(
     em,
     sql`select notification_type from notification_types where notification_type = any(${pgTextArray(types)}::text[])`,
   );

@@ -1,5 +1,5 @@
 import type { Em } from '../infra/database/orm.js';
-import { empty, raw, sql, type Statement } from '../infra/database/sql.js';
+import { empty, raw, inUnitOfWork, sql } from '../infra/database/sql.js';
 import type { UserRole } from '../schema/principal.js';
 import { pgTextArray } from '../common/pg-array.js';
 import type { KeysetPosition } from '../common/keyset-page.js';
@@ -13,9 +13,6 @@ import { User } from './user.entity.js';
  * here the entity maps them and creation sets the first `skip_trace_enabled`. Ids passed in are
  * well-formed uuids (the caller checks: a malformed one would be a database error).
  */
-
-/** A statement in the caller's unit of work (these run inside its transactions); lists go as array literals. */
-const inUnitOfWork = <T>(em: Em, statement: Statement) => em.execute<T[]>(statement.sql, statement.values);
 
 /** A keyset bound after `after`, and the page's order and size (`limit` is a checked integer, written into the text for the planner). */
 const keysetAfter = (after: KeysetPosition | null, limit: number, where: 'where' | 'and') =>
@@ -39,13 +36,13 @@ export async function selectFirstUserByEmail(em: Em, email: string): Promise<Use
  * `organizations_listing_idx`, so a page never sorts the table.
  */
 export async function selectOrganizations(em: Em, after: KeysetPosition | null, limit: number): Promise<Organization[]> {
-  const rows = await inUnitOfWork<Record<string, unknown>>(em, sql`select * from organizations ${keysetAfter(after, limit, 'where')}`);
+  const rows = await inUnitOfWork<Record<string, unknown>[]>(em, sql`select * from organizations ${keysetAfter(after, limit, 'where')}`);
   return rows.map((row) => em.map(Organization, row));
 }
 
 /** Up to `limit` users of an organization after `after`, newest first (`users_listing_idx`). */
 export async function selectUsers(em: Em, organizationId: string, after: KeysetPosition | null, limit: number): Promise<User[]> {
-  const rows = await inUnitOfWork<Record<string, unknown>>(
+  const rows = await inUnitOfWork<Record<string, unknown>[]>(
     em,
     sql`select * from users where organization_id = ${organizationId} ${keysetAfter(after, limit, 'and')}`,
   );
@@ -80,12 +77,12 @@ export async function updateUserRole(tx: Em, user: User, role: UserRole): Promis
  * FOR NO KEY UPDATE, so rows that merely reference the user (FOR KEY SHARE) are never held up.
  */
 export async function lockUserRow(tx: Em, userId: string): Promise<UserRole | null> {
-  const [row] = await inUnitOfWork<{ role: UserRole }>(tx, sql`select role from users where id = ${userId} for no key update`);
+  const [row] = await inUnitOfWork<{ role: UserRole }[]>(tx, sql`select role from users where id = ${userId} for no key update`);
   return row?.role ?? null;
 }
 
 /** The ids among `ids` (well-formed uuids) that name a user, lower-cased as stored. */
 export async function existingUserIds(em: Em, ids: readonly string[]): Promise<Set<string>> {
-  const rows = await inUnitOfWork<{ id: string }>(em, sql`select id from users where id = any(${pgTextArray(ids)}::uuid[])`);
+  const rows = await inUnitOfWork<{ id: string }[]>(em, sql`select id from users where id = any(${pgTextArray(ids)}::uuid[])`);
   return new Set(rows.map((row) => row.id));
 }

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Em } from '../infra/database/orm.js';
-import { sql, type Db, type Statement } from '../infra/database/sql.js';
+import { inUnitOfWork, sql, type Db } from '../infra/database/sql.js';
 import type { StandardAddress } from '../address/index.js';
 import type { ActorType } from '../skip-trace/input-rules.js';
 import type { TracedPerson } from '../skip-trace/providers/provider.js';
@@ -31,9 +31,6 @@ export interface PropertyRecordRow {
   owners: OwnerRow[];
 }
 
-/** Runs `statement` in the import's ORM transaction `tx`. */
-const inTransaction = async <T>(tx: Em, statement: Statement) => (await tx.execute(statement.sql, statement.values)) as T;
-
 /**
  * Upserts each record's property by its address key and replaces its owners, all in one
  * transaction with one statement per table. A later row for an address replaces an earlier one.
@@ -44,20 +41,20 @@ export async function replacePropertyRecords(em: Em, records: readonly PropertyR
   if (byKey.size === 0) return;
   await em.transactional(async (tx) => {
     const saved = await upsertProperties(tx, [...byKey.values()]);
-    await inTransaction(
+    await inUnitOfWork(
       tx,
       sql`delete from property_owners where property_id in (select jsonb_array_elements_text(${JSON.stringify(saved.map((p) => p.id))}::jsonb)::uuid)`,
     );
     const { owners, persons } = ownerRows(saved.map(({ id, address_key }) => ({ propertyId: id, record: byKey.get(address_key)! })));
     if (owners.length > 0) {
-      await inTransaction(
+      await inUnitOfWork(
         tx,
         sql`insert into property_owners (id, property_id, position, type, name, name_key)
          select * from jsonb_to_recordset(${JSON.stringify(owners)}::jsonb) as r(id uuid, property_id uuid, position int, type text, name text, name_key text)`,
       );
     }
     if (persons.length > 0) {
-      await inTransaction(
+      await inUnitOfWork(
         tx,
         sql`insert into property_persons (id, owner_id, position, first_name, last_name, middle_name, first_key, last_key, age, phones, emails)
          select * from jsonb_to_recordset(${JSON.stringify(persons)}::jsonb) as r(id uuid, owner_id uuid, position int, first_name text, last_name text,
@@ -78,7 +75,7 @@ function upsertProperties(tx: Em, records: PropertyRecordRow[]): Promise<{ id: s
     zip5: r.address.zip5,
   }));
   // Rows are locked in address-key order, so two overlapping imports cannot deadlock.
-  return inTransaction(
+  return inUnitOfWork(
     tx,
     sql`insert into properties (id, address_key, line1, city, state, zip5)
        select id, address_key, line1, city, state, zip5

@@ -53,6 +53,16 @@ export interface RequestContext {
   lastEventId?: string;
   /** Set by a REST route that accepts an Idempotency-Key, when the request carries one. */
   idempotencyKey?: IdempotencyKey;
+  /**
+   * Set by the REST layer: the variables met the operation's JSON Schema (http/rest/operation.ts),
+   * so a resolver checks only the rules that schema does not state. Never set on `/graphql`.
+   */
+  variablesChecked?: boolean;
+  /**
+   * Set by a REST route with an `admit` hook: what the request holds while it runs (the skip
+   * trace in-flight slot) is held already, taken before the body was read.
+   */
+  admitted?: boolean;
 }
 
 /**

@@ -18,9 +18,9 @@ declare module '../schema/context.js' {
 export interface SkipTraceAdmission {
   /**
    * Holds one of the key's slots for the request `client` watches, until its response is done or
-   * its caller leaves; `concurrency_limit` when the key has none free. A request holds at most
-   * one: the REST route takes it before the body is read (a body that never arrives holds it until
-   * the body timeout), and the trace it then runs finds it held; on `/graphql` the trace takes it.
+   * its caller leaves; `concurrency_limit` when the key has none free. Called once per request:
+   * by the REST route's `admit` hook, before the body is read (a body that never arrives holds it
+   * until the body timeout), which tells the operation so (`admitted`); on `/graphql` by the trace.
    */
   holdSlot(keyId: string, client: ClientWatch): void;
 }
@@ -28,17 +28,13 @@ export interface SkipTraceAdmission {
 export function createSkipTraceAdmission(config: Pick<Config['limits'], 'skipTraceMaxInFlight'>, registry: Registry): SkipTraceAdmission {
   const inFlight = createInFlightLimiter(config.skipTraceMaxInFlight);
   const refused = concurrencyRefusals(registry, 'skip_trace_in_flight');
-  // The requests holding a slot, by their client watch: an entry lives as long as its request.
-  const holding = new WeakSet<ClientWatch>();
   return {
     holdSlot(keyId, client) {
-      if (holding.has(client)) return;
       const release = inFlight.tryAcquire(keyId);
       if (!release) {
         refused();
         throw new AppError('concurrency_limit', `More than ${inFlight.max} traces in flight for this key; retry when one completes.`);
       }
-      holding.add(client);
       // Whichever comes first; `release` is idempotent.
       client.signal.addEventListener('abort', release, { once: true });
       if (client.signal.aborted) release();

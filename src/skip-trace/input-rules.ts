@@ -67,6 +67,12 @@ export interface FieldRule extends FieldConstraint {
   required: boolean;
   /** The rule's message for `value`, or undefined when it meets the rule. */
   problem(value: string): string | undefined;
+  /**
+   * False when its JSON Schema form states all of `problem` (the ZIP pattern): a value that met
+   * that form needs no other check. A length is not so stated: JSON Schema counts code points,
+   * the rule UTF-16 units.
+   */
+  beyondSchema: boolean;
 }
 
 const requiredText = {
@@ -75,6 +81,7 @@ const requiredText = {
   messages: { minLength: RULE_MESSAGES.blank },
   problem: (value: string) =>
     value.trim() === '' ? RULE_MESSAGES.blank : value.length > TEXT_MAX_LENGTH ? RULE_MESSAGES.tooLong : undefined,
+  beyondSchema: true,
 } as const satisfies FieldRule;
 
 /** An optional text: an address's second line, a name. */
@@ -82,6 +89,7 @@ export const OPTIONAL_TEXT = {
   required: false,
   keywords: { maxLength: TEXT_MAX_LENGTH },
   problem: (value: string) => (value.length > TEXT_MAX_LENGTH ? RULE_MESSAGES.tooLong : undefined),
+  beyondSchema: true,
 } as const satisfies FieldRule;
 
 /** The rules of an address's fields, in the order their problems are reported. */
@@ -94,12 +102,14 @@ export const ADDRESS_RULES = {
     keywords: { minLength: 2, maxLength: 2 },
     messages: { minLength: RULE_MESSAGES.state, maxLength: RULE_MESSAGES.state },
     problem: (value: string) => (isUspsStateCode(value) ? undefined : RULE_MESSAGES.state),
+    beyondSchema: true,
   },
   zip: {
     required: true,
     keywords: { pattern: ZIP_PATTERN.source },
     messages: { pattern: RULE_MESSAGES.zip },
     problem: (value: string) => (ZIP_PATTERN.test(value.trim()) ? undefined : RULE_MESSAGES.zip),
+    beyondSchema: false,
   },
 } as const satisfies Record<string, FieldRule>;
 
@@ -142,9 +152,11 @@ export const isEntityName = (name: string | null | undefined): boolean => normal
 
 /**
  * An address's problems (empty when it can be standardized). Takes any value, as imported records
- * arrive untyped. `path` prefixes each detail, e.g. `input.3.address`.
+ * arrive untyped. `path` prefixes each detail, e.g. `input.3.address`. `metSchema`: the address
+ * already met its JSON Schema form (a REST body), so only the rules beyond that form are checked.
  */
-export function checkAddress(value: unknown, path: string): ErrorDetail[] {
+export function checkAddress(value: unknown, path: string, metSchema = false): ErrorDetail[] {
+  if (metSchema) return rulesBeyondSchema(value as Record<string, unknown>, path);
   if (value === undefined) return [{ path, message: REQUIRED }];
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return [{ path, message: mustBeOfType(['object']) }];
   const a = value as Record<string, unknown>;
@@ -156,6 +168,17 @@ export function checkAddress(value: unknown, path: string): ErrorDetail[] {
   }
   for (const key of Object.keys(a)) {
     if (!ADDRESS_FIELDS.includes(key)) details.push({ path: `${path}.${key}`, message: UNKNOWN_FIELD });
+  }
+  return details;
+}
+
+/** The problems an address that met its JSON Schema form (types, required and known fields, U+0000, the ZIP pattern) may still have. */
+function rulesBeyondSchema(address: Record<string, unknown>, path: string): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  for (const [field, rule] of Object.entries(ADDRESS_RULES) as [string, FieldRule][]) {
+    const value = address[field];
+    const problem = rule.beyondSchema && typeof value === 'string' ? rule.problem(value) : undefined;
+    if (problem) details.push({ path: `${path}.${field}`, message: problem });
   }
   return details;
 }
@@ -175,14 +198,18 @@ const ACTOR_NAME_FIELDS = { person: ['firstName', 'lastName'], entity: ['name'] 
  * an entity needs a name and a person a first or last name, holding a letter or digit once
  * folded. Otherwise the trace would silently run by address alone.
  */
-export function checkActor(actor: TraceActorInput, path: string): ErrorDetail[] {
+export function checkActor(actor: TraceActorInput, path: string, metSchema = false): ErrorDetail[] {
   const details: ErrorDetail[] = [];
   const other: ActorType = actor.type === 'person' ? 'entity' : 'person';
   for (const field of ACTOR_NAME_FIELDS[other]) {
     if (actor[field] != null) details.push({ path: `${path}.${field}`, message: RULE_MESSAGES.onlyWithType(other) });
   }
   for (const field of ['firstName', 'lastName', 'name'] as const) {
-    checkOptionalText(details, actor[field], `${path}.${field}`, { max: TEXT_MAX_LENGTH, of: 'as given' });
+    const value = actor[field];
+    // Having met its JSON Schema form, a name is a string without U+0000 or absent: its length is left (OPTIONAL_TEXT).
+    const problem = metSchema && typeof value === 'string' ? OPTIONAL_TEXT.problem(value) : undefined;
+    if (problem) details.push({ path: `${path}.${field}`, message: problem });
+    else if (!metSchema) checkOptionalText(details, value, `${path}.${field}`, { max: TEXT_MAX_LENGTH, of: 'as given' });
   }
   if (actor.type === 'entity' && !isEntityName(actor.name)) details.push({ path: `${path}.name`, message: RULE_MESSAGES.entityName });
   if (

@@ -16,7 +16,7 @@ import {
   type SkipTraceKeyInfo,
 } from '../auth/skip-trace-keys/skip-trace-keys.service.js';
 import { TRACE_STATUSES, type TracedPerson } from './providers/provider.js';
-import { runSkipTrace, type SkipTraceResponse } from './skip-trace.service.js';
+import { runSkipTrace, traceDeps, type SkipTraceResponse } from './skip-trace.service.js';
 import { PhoneTypeEnum, SkipTraceInput } from './inputs.schema.js';
 
 const SkipTraceStatusEnum = builder.enumType('SkipTraceStatus', { values: TRACE_STATUSES });
@@ -102,20 +102,10 @@ builder.mutationFields((t) => ({
       'Traces the owners of a street address (optionally one person or entity). One credit per completed trace, cached results included.',
     args: { input: t.arg({ type: SkipTraceInput, required: true }) },
     resolve: (_root, args, ctx) =>
-      runSkipTrace(
-        {
-          db: ctx.db.sql,
-          traces: ctx.services.traces,
-          admission: ctx.services.skipTraceAdmission,
-          metrics: ctx.services.skipTraceMetrics,
-          log: ctx.services.log,
-          client: ctx.client,
-          timeoutMs: ctx.services.config.limits.skipTraceTimeoutMs,
-        },
-        ctx.principal,
-        args.input,
-        ctx.idempotencyKey && { idempotencyKey: ctx.idempotencyKey, requestId: ctx.requestId },
-      ),
+      runSkipTrace({ ...traceDeps(ctx.services, ctx.client), slotHeld: ctx.admitted }, ctx.principal, args.input, {
+        idempotent: ctx.idempotencyKey && { idempotencyKey: ctx.idempotencyKey, requestId: ctx.requestId },
+        inputMetSchema: ctx.variablesChecked,
+      }),
   }),
   generateSkipTraceKey: t.field({
     type: IssuedKeyRef,

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { OrganizationPrincipal } from '../schema/principal.js';
 import type { Db } from '../infra/database/sql.js';
 import type { ClientWatch } from '../infra/client-watch.js';
+import type { Services } from '../schema/context.js';
 import { outcomeOf } from '../billing/audit.js';
 import { skipTraceAccount } from '../billing/skip-trace-account.js';
 import type { SkipTraceAdmission } from './admission.js';
@@ -36,14 +37,44 @@ export interface SkipTraceDeps {
   metrics: SkipTraceMetrics;
   log: Logger;
   client: ClientWatch;
+  /** The request's in-flight slot is held already (by its REST route's `admit` hook); otherwise runKeyedRequest takes it. */
+  slotHeld?: boolean;
   timeoutMs: number;
 }
+
+/** A caller nobody watches (a job's items run with no request): never gone, nothing to refund. */
+export const UNWATCHED: ClientWatch = {
+  signal: new AbortController().signal,
+  onUndelivered: () => undefined,
+  onDone: () => undefined,
+  stalledMs: () => 0,
+  disconnect: () => undefined,
+};
+
+/** What a trace runs on: the process's services, and the request's caller (a single trace's, a batch's) or none (a job's items). */
+export const traceDeps = (services: Services, client: ClientWatch = UNWATCHED): SkipTraceDeps => ({
+  db: services.sql,
+  traces: services.traces,
+  admission: services.skipTraceAdmission,
+  metrics: services.skipTraceMetrics,
+  log: services.log,
+  client,
+  timeoutMs: services.config.limits.skipTraceTimeoutMs,
+});
 
 /**
  * How long a claimed Idempotency-Key stays claimed at most, past the trace timeout: the request
  * ends (and settles its claim) well within it, so only a claim whose instance died runs it out.
  */
 const CLAIM_LEASE_MARGIN_MS = 30_000;
+
+/** What a request adds to its trace's input. */
+export interface SkipTraceOptions {
+  /** Its Idempotency-Key, when it carries one. */
+  idempotent?: IdempotentCall;
+  /** The input met its JSON Schema form already (a REST body: `variablesChecked`), so only the rules beyond it are checked. */
+  inputMetSchema?: boolean;
+}
 
 /**
  * One skip trace, in the contract's order, each step once: the in-flight slot (429), the input
@@ -57,12 +88,12 @@ export async function runSkipTrace(
   deps: SkipTraceDeps,
   principal: OrganizationPrincipal,
   input: SkipTraceInput,
-  idempotent?: IdempotentCall,
+  options: SkipTraceOptions = {},
 ): Promise<SkipTraceResponse> {
   const call: TraceCall = { id: randomUUID(), principal, startedAt: performance.now(), cacheKey: null };
-  return runKeyedRequest(deps, call, idempotent, {
+  return runKeyedRequest(deps, call, options.idempotent, {
     check: () => {
-      const trace = checkTraceInput(input);
+      const trace = checkTraceInput(input, options.inputMetSchema);
       call.cacheKey = trace.cacheKey;
       return trace;
     },
@@ -94,7 +125,7 @@ export async function runKeyedRequest<Checked, Result>(
 ): Promise<Result> {
   let hold: KeyHold | undefined;
   try {
-    deps.admission.holdSlot(call.principal.keyId, deps.client);
+    if (!deps.slotHeld) deps.admission.holdSlot(call.principal.keyId, deps.client);
     const checked = steps.check();
     if (idempotent) {
       const leaseMs = deps.timeoutMs + CLAIM_LEASE_MARGIN_MS;

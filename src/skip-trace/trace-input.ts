@@ -14,12 +14,16 @@ export interface ValidTrace {
 }
 
 /**
- * Checks a trace request against the address and actor rules (every failing path at once): REST
- * callers met them as JSON Schema already, `/graphql` callers meet them here, in the same words.
+ * Checks a trace request against the address and actor rules (every failing path at once), in the
+ * same words whichever way it came: `/graphql` callers meet them all here; a REST body met their
+ * JSON Schema form already (`metSchema`), so only the rules that form does not state are left.
  * Then standardizes it and derives the cache key.
  */
-export function checkTraceInput(input: SkipTraceInput): ValidTrace {
-  const details = [...checkAddress(input.address, 'address'), ...(input.actor ? checkActor(input.actor, 'actor') : [])];
+export function checkTraceInput(input: SkipTraceInput, metSchema = false): ValidTrace {
+  const details = [
+    ...checkAddress(input.address, 'address', metSchema),
+    ...(input.actor ? checkActor(input.actor, 'actor', metSchema) : []),
+  ];
   if (details.length) throw badInput('The skip trace request is invalid.', details);
 
   const { actor } = input;

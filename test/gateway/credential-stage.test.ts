@@ -36,7 +36,7 @@ const ip = () => `10.${randomInt(255)}.${randomInt(255)}.${randomInt(255)}`;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const madeUpKey = () => `gk_${Array.from(randomBytes(40), (b) => BASE62[b % 62]).join('')}`;
 const revoke = (key: Provisioned) => service.graphql(`mutation($id: ID!) { revokeApiKey(id: $id) }`, { id: key.keyId });
-/** The Redis key of a gateway key's window (`auth/rate-windows.ts`), by the presented key. */
+/** The Redis key of a gateway key's window (`http/credential-guard.ts`), by the presented key. */
 const windowKey = (key: string) => `rl:gateway:gateway:${hashSecret(key).slice(0, 32)}`;
 
 const BODIES = {

@@ -1,6 +1,6 @@
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { prepareOperation } from '../../src/http/rest/rest-route.js';
+import { prepareOperation } from '../../src/http/rest/operation.js';
 import { schema } from '../../src/app/schema.js';
 
 describe('prepareOperation', () => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { schema } from '../../src/app/schema.js';
-import { buildOperationRegistry } from '../../src/http/gateway/operation-registry.js';
+import { buildOperationRegistry } from '../../src/http/gateway/gateway-call.route.js';
 import { skipTraceRoute } from '../../src/http/rest/routes/skip-trace.route.js';
 import { skipTraceAccountRoute, skipTraceUsageRoute } from '../../src/http/rest/routes/skip-trace-billing.routes.js';
 
 /**
- * The variables' validators are compiled at their first check, not at start-up (variables.ts):
+ * The variables' validators are compiled at their first check, not at start-up (rest/operation.ts):
  * this compiles every one, so a schema Ajv refuses fails here rather than at a caller's request.
  */
 describe('variables validators', () => {

@@ -8,6 +8,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { entities } from '../../src/infra/database/entities.js';
 import { openDatabase } from '../../src/infra/database/orm.js';
+import { sql } from '../../src/infra/database/sql.js';
 import { migrationsList } from '../../migrations/index.js';
 
 /** Runs `use` against a fresh PostgreSQL database (its URL), dropped afterwards. */
@@ -45,7 +46,7 @@ describe('migrations', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'migrations-upgrade-'));
     const older = migrationsList[migrationsList.length - 3].name;
     const executedNames = async (db: Awaited<ReturnType<typeof openDatabase>>) =>
-      (await db.sql.execute<{ name: string }[]>('select name from mikro_orm_migrations order by id')).map((row) => row.name);
+      (await db.sql.rows<{ name: string }>(sql`select name from mikro_orm_migrations order by id`)).map((row) => row.name);
     const migratorLoaded = (db: Awaited<ReturnType<typeof openDatabase>>) =>
       db.orm.config.getExtension('@mikro-orm/migrator') !== undefined;
     try {
@@ -104,7 +105,7 @@ describe('migrations', () => {
         await holder.query('commit');
         const migrated = await pending;
         try {
-          const names = await migrated.sql.execute<{ name: string }[]>('select name from mikro_orm_migrations order by name');
+          const names = await migrated.sql.rows<{ name: string }>(sql`select name from mikro_orm_migrations order by name`);
           expect(names.map((row) => row.name)).toEqual(migrationsList.map((m) => m.name).sort());
         } finally {
           await migrated.close();

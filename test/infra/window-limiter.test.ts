@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createWindowLimiter } from '../../src/infra/rate-limit.js';
+import { createWindowLimiter } from '../../src/http/credential-guard.js';
 
 const redisUrl = process.env.REDIS_URL;
 const clients: Redis[] = [];

@@ -12,14 +12,8 @@ import { RULE_MESSAGES } from '../../src/skip-trace/input-rules.js';
 import { chargeInIndexOrder } from '../../src/skip-trace/items/charge-order.js';
 import { checkItem, checkListShape, listShapeProblems, ITEM_KEY_RULE } from '../../src/skip-trace/items/item-rules.js';
 import { sql } from '../../src/infra/database/sql.js';
-import {
-  ChargeGuardFailed,
-  listDeps,
-  runTraceItem,
-  runTraceItems,
-  type AlsoInCharge,
-  type ListRun,
-} from '../../src/skip-trace/items/run-item.js';
+import { traceDeps } from '../../src/skip-trace/skip-trace.service.js';
+import { ChargeGuardFailed, runTraceItem, runTraceItems, type AlsoInCharge, type ListRun } from '../../src/skip-trace/items/run-item.js';
 import { vendorEntry, FAKE_VENDOR_PERSONS, type FakeVendor } from '../support/fake-vendor.js';
 import type { TestService } from '../support/harness.js';
 import { ledger, setupBillingOrg, uniqueAddress, useServiceWithVendor } from '../support/billing.js';
@@ -130,7 +124,7 @@ describe('a list against the database: credits run out mid-list', () => {
   const runOf = async (organizationId: string, count: number): Promise<ListRun> => {
     const [key] = await service.sql(`select id from skip_trace_keys where organization_id = ? and revoked_at is null`, [organizationId]);
     return {
-      deps: listDeps(service.app.services),
+      deps: traceDeps(service.app.services),
       principal: { type: 'organization', keyId: key.id, keyHint: 'stk_test…', organizationId },
       list: { batchId: randomUUID(), jobId: null },
       deadline: performance.now() + 5000,

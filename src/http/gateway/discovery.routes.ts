@@ -3,7 +3,7 @@ import { AppError } from '../../common/errors.js';
 import { allowOnly } from '../server.js';
 import type { JsonSchema } from '../../schema/json-schema.js';
 import type { DocumentedRoute } from '../documented-route.js';
-import type { GatewayOperation, OperationRegistry } from './operation-registry.js';
+import type { GatewayOperation, OperationRegistry } from './gateway-call.route.js';
 
 const describe = (op: GatewayOperation) => ({
   operationId: op.operationId,

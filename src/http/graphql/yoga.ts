@@ -5,7 +5,7 @@ import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operation
 import { LRUCache } from 'lru-cache';
 import { createContext, type Context, type RequestContext, type Services } from '../../schema/context.js';
 import { maskError, useContractErrorCodes } from './graphql-errors.js';
-import { persistedDocuments } from '../gateway/persisted-documents.js';
+import { persistedDocuments } from '../gateway/gateway-call.route.js';
 import { BATCHING_ENABLED, useGraphqlLimits } from './limits.js';
 import { useIntrospectionBudget } from './introspection-budget.js';
 import type { CompiledDocuments } from './compiled-execution.js';

@@ -7,7 +7,7 @@
  */
 import type { ErrorDetail } from '../../common/errors.js';
 import { listShapeProblems, type ListShape } from '../../skip-trace/items/item-rules.js';
-import type { VariablesValidator } from './variables.js';
+import type { VariablesValidator } from './operation.js';
 
 /** A list route's shape, and a variable that, when given, carries the list in another form (a job's CSV, read by its operation). */
 export interface ListBody extends ListShape {

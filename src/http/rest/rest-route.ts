@@ -1,67 +1,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Kind, type DocumentNode, type GraphQLField, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { AppError } from '../../common/errors.js';
 import type { RequestContext, Services } from '../../schema/context.js';
 import type { Readable } from 'node:stream';
-import { SCOPES, type Caller, type Scope } from '../../schema/principal.js';
+import type { Caller } from '../../schema/principal.js';
 import type { ClientWatch } from '../../infra/client-watch.js';
 import { allowOnly } from '../server.js';
 import { identifyCaller, refuseUnidentified } from '../credential-guard.js';
-import type { OperationExecutor, OperationSubscriber } from './operation-executor.js';
+import type { OperationExecutor, OperationSubscriber, RestOperation } from './operation.js';
 import { requireEventStream, sendStream, type RestStream } from '../streams/rest-stream.js';
 import { lastEventIdOf } from '../streams/event-stream.js';
-import { fragmentsOf, resultJsonSchema, type JsonSchema } from '../../schema/json-schema.js';
+import type { JsonSchema } from '../../schema/json-schema.js';
 import type { ErrorKind } from '../../common/errors.js';
-import { variablesValidator, type VariablesValidator } from './variables.js';
 import { listVariablesProblems, type ListBody } from './list-variables.js';
 import { readIdempotencyKey } from './idempotency-key.js';
 import { queryVariables } from './query-parameters.js';
-
-/** A GraphQL document a REST route runs, checked against the schema and prepared at start-up. */
-export interface RestOperation {
-  name: string;
-  type: 'query' | 'mutation' | 'subscription';
-  document: DocumentNode;
-  /** Its one root field, whose value the route answers with. */
-  rootField: string;
-  /** The gateway scope (READ, WRITE or ADMIN) its root field declares, if any: a caller without it is 403. */
-  scope?: Scope;
-  variables: VariablesValidator;
-  /** The JSON Schema of its root field's value, as discovery and the API reference publish it. */
-  result: JsonSchema;
-}
-
-export const operationOf = (document: DocumentNode): OperationDefinitionNode => {
-  const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-  if (!operation) throw new Error('The document has no operation.');
-  return operation;
-};
-
-/** The one gateway scope a root field declares through Pothos scope-auth (`authScopes: { READ: true }`), if it declares exactly one. */
-function declaredScope(field: GraphQLField<unknown, unknown> | undefined): Scope | undefined {
-  const authScopes = (field?.extensions?.pothosOptions as { authScopes?: unknown } | undefined)?.authScopes;
-  const scopes = authScopes && typeof authScopes === 'object' ? SCOPES.filter((scope) => scope in authScopes) : [];
-  return scopes.length === 1 ? scopes[0] : undefined;
-}
-
-export function prepareOperation(schema: GraphQLSchema, document: DocumentNode): RestOperation {
-  const operation = operationOf(document);
-  if (!operation.name) throw new Error('A REST operation is a named operation.');
-  const fields = operation.selectionSet.selections;
-  if (fields.length !== 1 || fields[0].kind !== Kind.FIELD)
-    throw new Error(`Operation ${operation.name.value} must select exactly one root field.`);
-  const rootField = fields[0].name.value;
-  const scope = declaredScope(schema.getRootType(operation.operation)?.getFields()[rootField]);
-  return {
-    name: operation.name.value,
-    type: operation.operation,
-    document,
-    rootField,
-    ...(scope && { scope }),
-    variables: variablesValidator(schema, operation, fragmentsOf(document)),
-    result: resultJsonSchema(schema, operation, { rootField: true, fragments: fragmentsOf(document) }),
-  };
-}
 
 /**
  * What the API reference (`GET /openapi.json`, reference/) says of a route beyond its
@@ -103,14 +55,6 @@ export interface RestDownload {
   /** For the API reference. */
   description: string;
   open: (services: Services, request: RequestContext, variables: Record<string, unknown>) => Promise<Readable>;
-}
-
-/** The body of an operation whose variables are one input object, `$<variable>` (e.g. skip trace's `input`). */
-export function inputBodySchema(operation: RestOperation, variable: string): JsonSchema {
-  const { $schema, $defs, properties } = operation.variables.schema as { $schema: string; $defs?: JsonSchema; properties: JsonSchema };
-  const input = properties[variable];
-  if (!input) throw new Error(`Operation ${operation.name} has no variable $${variable}.`);
-  return { $schema, ...($defs && { $defs }), ...(input as JsonSchema) };
 }
 
 /** What a route's body asks for: an operation and its variables (before they are checked). */
@@ -264,6 +208,9 @@ async function runCall<V>(deps: RestDeps, route: RestRoute<Caller, V>, request: 
     client: request.client,
     idempotencyKey,
     lastEventId: lastEventIdOf(request),
+    // A list's items' own rules are left to each item (list-variables.ts): those variables are not all checked.
+    variablesChecked: !route.list,
+    admitted: route.admit !== undefined,
   };
   if (operation.type === 'subscription')
     return sendStream(reply, deps.subscribeOperation, { operation, variables, context, stream: route.stream! });

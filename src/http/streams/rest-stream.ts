@@ -4,8 +4,7 @@ import type { RequestContext } from '../../schema/context.js';
 import { acceptsEventStream, EVENT_STREAM_HEADERS, eventStream } from './event-stream.js';
 import { resultEventIds } from './shared-subscribe.js';
 import { maskError } from '../graphql/graphql-errors.js';
-import type { OperationSubscriber } from '../rest/operation-executor.js';
-import type { RestOperation } from '../rest/rest-route.js';
+import type { OperationSubscriber, RestOperation } from '../rest/operation.js';
 
 /**
  * Streams on the REST routes: a subscription through the writer (event-stream.ts). A refusal as

@@ -181,7 +181,6 @@ export async function openReplica(options: ReplicaOptions, primary: Db, redis: R
         rows: <T>(statement: Statement) => route((db) => db.rows<T>(statement)),
         // Writes never go to the replica.
         run: (statement: Statement) => primary.run(statement),
-        execute: (query, params, method) => primary.execute(query, params, method),
       };
     },
     async wrote(userIds) {

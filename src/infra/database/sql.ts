@@ -18,25 +18,15 @@ export interface Db {
   rows<T = Record<string, unknown>>(statement: Statement): Promise<T[]>;
   /** How many rows the statement changed. */
   run(statement: Statement): Promise<number>;
-  /** @deprecated `?` placeholders and a separate array: being replaced by `rows` and `run`. */
-  execute<T = Record<string, unknown>[]>(query: string, params?: readonly unknown[], method?: 'all' | 'run'): Promise<T>;
 }
 
-/** @deprecated the old name of `Db`. */
-export type Sql = Db;
-
-/** `?` placeholders as `$1, $2, …`, outside quoted literals and identifiers; cached per statement text. */
-const positional = new Map<string, string>();
-export function toPositional(query: string): string {
-  let converted = positional.get(query);
-  if (converted === undefined) {
-    let n = 0;
-    converted = query.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"|\?/g, (match) => (match === '?' ? `$${++n}` : match));
-    // Statement texts come from code, so this stays small; the bound guards against a caller that builds texts from data.
-    if (positional.size < 1000) positional.set(query, converted);
-  }
-  return converted;
-}
+/**
+ * Runs `statement` in the caller's unit of work (its EntityManager, or the transaction it runs
+ * in), which the pool (`Db`) cannot join: admin writes, purchases, imports, the demo seed's
+ * publishes. `method` 'run' answers `{ affectedRows }` instead of the rows.
+ */
+export const inUnitOfWork = async <T>(em: Em, statement: Statement, method: 'all' | 'run' = 'all'): Promise<T> =>
+  (await em.execute(statement.sql, statement.values, method)) as T;
 
 /** A lone surrogate (UTF-16 that is not well formed): in a string, with the `u` flag, only lone ones match. */
 const LONE_SURROGATE = /\p{Surrogate}/u;
@@ -78,16 +68,13 @@ function statementName(text: string): string | undefined {
  * (PgBouncer before 1.21), which cannot keep a session's prepared statements.
  * Embedded: through the ORM, which keeps its single PGlite session's transactions apart.
  */
-export async function createSql(orm: Orm, kind: 'postgres' | 'embedded', options: { preparedStatements?: boolean } = {}): Promise<Sql> {
+export async function createSql(orm: Orm, kind: 'postgres' | 'embedded', options: { preparedStatements?: boolean } = {}): Promise<Db> {
   if (kind === 'embedded') {
     const em = orm.em as Em;
-    const execute = <T>(query: string, params: readonly unknown[] = [], method: 'all' | 'run' = 'all') =>
-      em.execute(query, params.map(wellFormed), method) as Promise<T>;
     // The ORM's query client (one PGlite session behind a lock that keeps transactions apart), with the values bound, not inlined.
     const client = em.getConnection().getClient();
     const send = (statement: Statement) => client.executeQuery(CompiledQuery.raw(statement.text, statement.values.map(wellFormed)));
     return {
-      execute,
       rows: async <T>(statement: Statement) => (await send(statement)).rows as T[],
       run: async (statement: Statement) => Number((await send(statement)).numAffectedRows ?? 0),
     };
@@ -99,10 +86,6 @@ export async function createSql(orm: Orm, kind: 'postgres' | 'embedded', options
 export function poolDb(pool: pg.Pool, named: boolean): Db {
   const send = (text: string, values: unknown[]) => pool.query({ text, values, ...(named && { name: statementName(text) }) });
   return {
-    async execute<T>(query: string, params: readonly unknown[] = [], method: 'all' | 'run' = 'all'): Promise<T> {
-      const result = await send(toPositional(query), params as unknown[]);
-      return (method === 'run' ? { affectedRows: result.rowCount ?? 0 } : result.rows) as T;
-    },
     rows: async <T>(statement: Statement) => (await send(statement.text, statement.values)).rows as T[],
     run: async (statement: Statement) => (await send(statement.text, statement.values)).rowCount ?? 0,
   };

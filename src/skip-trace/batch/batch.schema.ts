@@ -1,7 +1,7 @@
 import { builder } from '../../schema/builder.js';
 import { constraints } from '../../schema/constraints.js';
 import { SkipTraceItemInput, SkipTraceItemResultRef } from '../items/item.schema.js';
-import { listDeps } from '../items/run-item.js';
+import { traceDeps } from '../skip-trace.service.js';
 import { BATCH_MAX_ITEMS, runSkipTraceBatch, type BatchResponse } from './batch.service.js';
 
 const SkipTraceBatchRef = builder.objectRef<BatchResponse>('SkipTraceBatch').implement({
@@ -34,7 +34,11 @@ builder.mutationFields((t) => ({
     },
     resolve: (_root, args, ctx) =>
       runSkipTraceBatch(
-        { ...listDeps(ctx.services, ctx.client), concurrency: ctx.services.config.limits.skipTraceBatchConcurrency },
+        {
+          ...traceDeps(ctx.services, ctx.client),
+          slotHeld: ctx.admitted,
+          concurrency: ctx.services.config.limits.skipTraceBatchConcurrency,
+        },
         ctx.principal,
         args.items,
         ctx.idempotencyKey && { idempotencyKey: ctx.idempotencyKey, requestId: ctx.requestId },

@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { OrganizationPrincipal } from '../../schema/principal.js';
 import { AppError } from '../../common/errors.js';
 import type { Statement } from '../../infra/database/sql.js';
-import type { ClientWatch } from '../../infra/client-watch.js';
-import type { Services } from '../../schema/context.js';
 import type { TraceGroup } from '../providers/provider.js';
 import type { TraceCall } from '../outcome.js';
 import { recordFailure, traceAndCharge, type SkipTraceDeps } from '../skip-trace.service.js';
@@ -14,26 +12,6 @@ import { failedItem, tracedItem, type ItemResult } from './item-result.js';
 import { checkItem, type ListItemInput } from './item-rules.js';
 
 export { ChargeGuardFailed } from '../trace.data.js';
-
-/** A caller nobody watches (a job's items run with no request): never gone, nothing to refund. */
-export const UNWATCHED: ClientWatch = {
-  signal: new AbortController().signal,
-  onUndelivered: () => undefined,
-  onDone: () => undefined,
-  stalledMs: () => 0,
-  disconnect: () => undefined,
-};
-
-/** What a list's items trace with: the process's services, and the request's caller (a batch's) or none (a job's). */
-export const listDeps = (services: Services, client: ClientWatch = UNWATCHED): SkipTraceDeps => ({
-  db: services.sql,
-  traces: services.traces,
-  admission: services.skipTraceAdmission,
-  metrics: services.skipTraceMetrics,
-  log: services.log,
-  client,
-  timeoutMs: services.config.limits.skipTraceTimeoutMs,
-});
 
 /** One list's run: who traces, which list it is, and what its items share. */
 export interface ListRun {

@@ -8,7 +8,8 @@ import type { Services } from '../../schema/context.js';
 import type { ChargeOrder } from '../items/charge-order.js';
 import type { ItemResult } from '../items/item-result.js';
 import type { ListItemInput } from '../items/item-rules.js';
-import { ChargeGuardFailed, listDeps, runTraceItem, type ListRun } from '../items/run-item.js';
+import { ChargeGuardFailed, runTraceItem, type ListRun } from '../items/run-item.js';
+import { traceDeps } from '../skip-trace.service.js';
 import { releaseForRetry, storeChargedCtes, storeUncharged } from './job-queue.data.js';
 import type { JobItemRunner } from './job-worker.js';
 import type { ItemOutcome } from './jobs.data.js';
@@ -34,7 +35,7 @@ const outcomeOf = (result: ItemResult): ItemOutcome => ({
 });
 
 export function jobItemRunner(services: Services): JobItemRunner {
-  const deps = listDeps(services);
+  const deps = traceDeps(services);
   return async (item, lease) => {
     const run: ListRun = {
       deps,

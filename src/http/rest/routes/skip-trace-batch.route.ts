@@ -5,7 +5,8 @@ import { withoutProperties, type JsonSchema } from '../../../schema/json-schema.
 import { ITEM_RESULT_FIELDS, restItemResult, restItemResultSchema, type ItemResultValue } from './item-results.js';
 import { BATCH_MAX_ITEMS } from '../../../skip-trace/batch/batch.service.js';
 import { LIST_INVALID } from '../../../skip-trace/items/item-rules.js';
-import { prepareOperation, type RestOperation, type RestRoute, type RouteReference } from '../rest-route.js';
+import { prepareOperation, type RestOperation } from '../operation.js';
+import type { RestRoute, RouteReference } from '../rest-route.js';
 import { SKIP_TRACE_KEY, skipTraceRoute } from './skip-trace.route.js';
 
 /** Two rows with the caller's keys: the example body of a batch, and of a job sent as JSON. */

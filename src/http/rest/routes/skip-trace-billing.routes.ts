@@ -1,6 +1,7 @@
 import { parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { OrganizationPrincipal } from '../../../schema/principal.js';
-import { prepareOperation, type RestRoute } from '../rest-route.js';
+import { prepareOperation } from '../operation.js';
+import type { RestRoute } from '../rest-route.js';
 import { SKIP_TRACE_KEY } from './skip-trace.route.js';
 
 const ACCOUNT_DOCUMENT = parse(`query skipTraceAccount {

@@ -6,7 +6,8 @@ import { listShapeProblems } from '../../../skip-trace/items/item-rules.js';
 import { JOB_CSV_DESCRIPTION, MAX_JOB_ITEMS, resultsCsvOf } from '../../../skip-trace/jobs/jobs.service.js';
 import { resultsHeader } from '../../../skip-trace/jobs/job-csv.js';
 import { TextBody } from '../../server.js';
-import { prepareOperation, type RestOperation, type RestRoute, type RouteReference } from '../rest-route.js';
+import { prepareOperation, type RestOperation } from '../operation.js';
+import type { RestRoute, RouteReference } from '../rest-route.js';
 import { SKIP_TRACE_KEY } from './skip-trace.route.js';
 import { LIST_EXAMPLE } from './skip-trace-batch.route.js';
 

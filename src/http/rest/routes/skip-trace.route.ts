@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { AppError, REPLAYED_HEADER } from '../../../common/errors.js';
 import type { OrganizationPrincipal } from '../../../schema/principal.js';
 import { recordOutcome } from '../../../skip-trace/outcome.js';
-import { inputBodySchema, prepareOperation, type RestOperation, type RestRoute, type RouteReference } from '../rest-route.js';
+import { inputBodySchema, prepareOperation, type RestOperation } from '../operation.js';
+import type { RestRoute, RouteReference } from '../rest-route.js';
 import { withoutProperties } from '../../../schema/json-schema.js';
 
 /** The route is this one mutation: the body is its `input`; the billing fields become headers. */

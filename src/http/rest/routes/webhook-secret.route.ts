@@ -1,7 +1,8 @@
 import { parse, type GraphQLSchema } from 'graphql';
 import { AppError } from '../../../common/errors.js';
 import type { OrganizationPrincipal } from '../../../schema/principal.js';
-import { prepareOperation, type RestRoute } from '../rest-route.js';
+import { prepareOperation } from '../operation.js';
+import type { RestRoute } from '../rest-route.js';
 import { SKIP_TRACE_KEY } from './skip-trace.route.js';
 
 const ROTATE_DOCUMENT = parse(`mutation rotateSkipTraceWebhookSecret {
