@@ -92,14 +92,8 @@ export function startJobWorker(options: JobWorkerOptions): JobWorker {
   };
 
   const batch = Math.max(1, Math.ceil(options.concurrency * CLAIM_SHARE));
-  // Fewer than `batch` slots free while items run: waits (a finished item wakes it) for more to free.
-  const gather = async () => {
-    const deadline = performance.now() + CLAIM_GATHER_MS;
-    for (let left = CLAIM_GATHER_MS; left > 0; left = deadline - performance.now()) {
-      if (stopped || running.size === 0 || options.concurrency - running.size >= batch) return;
-      await idle(left);
-    }
-  };
+  // Fewer than `batch` slots free while items run: waits for more to free first.
+  const gather = () => gatherFor(() => stopped || running.size === 0 || options.concurrency - running.size >= batch, idle);
 
   const loop = async () => {
     // The first claim waits a poll (or a new job): a starting instance answers its readiness probe first.
@@ -137,6 +131,12 @@ export function startJobWorker(options: JobWorkerOptions): JobWorker {
       clearTimeout(timer);
     },
   };
+}
+
+/** Waits (each wake looks again) until `enough()`, or CLAIM_GATHER_MS have passed. */
+async function gatherFor(enough: () => boolean, idle: (ms: number) => Promise<void>): Promise<void> {
+  const deadline = performance.now() + CLAIM_GATHER_MS;
+  for (let left = CLAIM_GATHER_MS; left > 0 && !enough(); left = deadline - performance.now()) await idle(left);
 }
 
 /** A wait that `wake` cuts short. */
