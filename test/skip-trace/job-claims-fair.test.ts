@@ -6,8 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FakeVendor } from '../support/fake-vendor.js';
 import type { TestService } from '../support/harness.js';
-import { setupBillingOrg, uniqueAddress } from '../support/billing.js';
-import { getJob, jobEnded, postJob, useJobServices } from '../support/jobs.js';
+import { longAndShortJobs, useJobServices } from '../support/jobs.js';
 
 let vendor: FakeVendor;
 let service: TestService;
@@ -17,29 +16,14 @@ useJobServices([{ SKIPTRACE_JOB_CONCURRENCY: '6' }], (started) => {
   vendor = started.vendor;
 });
 
-const items = (n: number) => Array.from({ length: n }, (_, i) => ({ key: `k${i}`, address: uniqueAddress() }));
-
 describe('coalesced claims', () => {
   it("still let another organization's few items through before one organization's long job", async () => {
-    vendor.setMode('slow');
-    vendor.setDelay(150);
-    try {
-      const big = await setupBillingOrg(service, 200);
-      const small = await setupBillingOrg(service, 10);
-      const long = (await postJob(service, big.key, { items: items(150) })).body.id;
-      const short = (await postJob(service, small.key, { items: items(6) })).body.id;
-      const done = await jobEnded(service, small.key, short);
-      expect(done.counts).toMatchObject({ recordsFound: 6, pending: 0, charged: 6 });
-      // Six at a time, 150 ms each: the long job is far from done when the short one is.
-      const other = (await getJob(service, big.key, long)).body;
-      expect(other.counts.pending).toBeGreaterThan(100);
-      await service.request(`/api/v1/skiptrace/jobs/${long}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${big.key}` } });
-      const cancelled = await jobEnded(service, big.key, long);
-      // Every item settled once: charged ones are the traced ones, the rest cancelled.
-      expect(cancelled.counts.charged).toBe(cancelled.counts.recordsFound);
-      expect(cancelled.counts.recordsFound + cancelled.counts.cancelled).toBe(150);
-    } finally {
-      vendor.reset();
-    }
+    const { shortDone, longThen, longEnded } = await longAndShortJobs(service, vendor, { long: 150, short: 6, delayMs: 150 });
+    expect(shortDone.counts).toMatchObject({ recordsFound: 6, pending: 0, charged: 6 });
+    // Six at a time, 150 ms each: the long job is far from done when the short one is.
+    expect(longThen.counts.pending).toBeGreaterThan(100);
+    // Every item settled once: charged ones are the traced ones, the rest cancelled.
+    expect(longEnded.counts.charged).toBe(longEnded.counts.recordsFound);
+    expect(longEnded.counts.recordsFound + longEnded.counts.cancelled).toBe(150);
   });
 });
