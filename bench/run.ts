@@ -19,6 +19,7 @@
  * --servers kind,kind (only these of floor, naive, postgraphile besides the service and baseline),
  * --compare-autocannon (each round also loads every server with autocannon from this process, to
  * compare the two load generators' ratios),
+ * --job-rounds N (rounds of the jobs scenario, alternating whether the service or the baseline goes first),
  * --startup-only (only the embedded start-up, printed as medians: no servers, data or scenarios).
  */
 import { execFileSync } from 'node:child_process';
@@ -47,6 +48,8 @@ const quick = flag('quick');
 const scale = quick ? QUICK : FULL;
 const CONNECTIONS = 32;
 const rounds = Number(option('rounds') ?? (quick ? 2 : 3));
+/** Rounds of the `jobs` scenario, alternating which of the service and the baseline goes first. */
+const jobRounds = Number(option('job-rounds') ?? 1);
 const seconds = Number(option('seconds') ?? (quick ? 0.5 : 6));
 const warmup = Number(option('warmup') ?? (quick ? 0.2 : 2));
 const serviceRoot = option('service-root') ?? ROOT;
@@ -139,8 +142,13 @@ async function main() {
       if (servers.baseline) baselineStreams = await measureStreams(servers.baseline, fixture, PLATFORM_TOKEN, size);
     }
     if (!only || only.includes(JOBS_SCENARIO)) {
-      jobs = await measureJobs(servers.service, fixture);
-      if (servers.baseline) baselineJobs = await measureJobs(servers.baseline, fixture);
+      // Rounds alternate which tree goes first (each round's figures are logged; the table has the last).
+      for (let round = 0; round < jobRounds; round++) {
+        const first = round % 2 === 1 && servers.baseline;
+        if (first) baselineJobs = await measureJobs(servers.baseline!, fixture);
+        jobs = await measureJobs(servers.service, fixture);
+        if (servers.baseline && !first) baselineJobs = await measureJobs(servers.baseline, fixture);
+      }
     }
     counts = await checkCounts(url, urls.service, fixture);
     log(`counts: ${counts.summary}`);

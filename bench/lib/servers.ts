@@ -119,7 +119,12 @@ export async function startServer(options: {
   const out = createWriteStream(join(LOG_DIR, `${options.name}.log`), { flags: 'a' });
   const started = performance.now();
   const loader = options.script.endsWith('.ts') ? ['--import', 'tsx'] : START_FLAGS;
-  const child = spawn(NODE, [...loader, ...(options.nodeArgs ?? []), options.script], {
+  // BENCH_PROF_DIR=dir: the service and the baseline write CPU profiles there (dir/<name>/) when they exit.
+  const prof =
+    process.env.BENCH_PROF_DIR && options.name.startsWith('service')
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF_DIR}/${options.name}`]
+      : [];
+  const child = spawn(NODE, [...loader, ...prof, ...(options.nodeArgs ?? []), options.script], {
     cwd: options.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...options.env, PORT: String(options.port) },
     stdio: ['ignore', 'pipe', 'pipe'],

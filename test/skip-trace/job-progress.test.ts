@@ -7,7 +7,7 @@ import type { FakeVendor } from '../support/fake-vendor.js';
 import type { TestService } from '../support/harness.js';
 import { setupBillingOrg, uniqueAddress } from '../support/billing.js';
 import { openStream, type SseStream } from '../support/sse-client.js';
-import { getJob, jobEnded, postJob, useJobServices } from '../support/jobs.js';
+import { jobEnded, longAndShortJobs, postJob, useJobServices } from '../support/jobs.js';
 
 let vendor: FakeVendor;
 let service: TestService;
@@ -37,23 +37,10 @@ async function watch(key: string, id: string) {
 
 describe('fairness', () => {
   it("one organization's long job does not hold back another's few items", async () => {
-    vendor.setMode('slow');
-    vendor.setDelay(150);
-    try {
-      const big = await setupBillingOrg(service, 100);
-      const small = await setupBillingOrg(service, 10);
-      const long = (await postJob(service, big.key, { items: items(60) })).body.id;
-      const short = (await postJob(service, small.key, { items: items(4) })).body.id;
-      const done = await jobEnded(service, small.key, short);
-      expect(done.counts).toMatchObject({ recordsFound: 4, pending: 0 });
-      // Two at a time, 150 ms each: the long job is far from done when the short one is.
-      const other = (await getJob(service, big.key, long)).body;
-      expect(other.counts.pending).toBeGreaterThan(30);
-      await service.request(`/api/v1/skiptrace/jobs/${long}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${big.key}` } });
-      await jobEnded(service, big.key, long);
-    } finally {
-      vendor.reset();
-    }
+    const { shortDone, longThen } = await longAndShortJobs(service, vendor, { long: 60, short: 4, delayMs: 150 });
+    expect(shortDone.counts).toMatchObject({ recordsFound: 4, pending: 0 });
+    // Two at a time, 150 ms each: the long job is far from done when the short one is.
+    expect(longThen.counts.pending).toBeGreaterThan(30);
   });
 });
 

@@ -1,7 +1,7 @@
 /** Helpers of the skip trace job tests: submit a job (JSON or CSV), wait for it to end, read its results. */
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { startService, type HttpResult, type TestService } from './harness.js';
-import { eventually } from './billing.js';
+import { eventually, setupBillingOrg, uniqueAddress } from './billing.js';
 import { startFakeVendor, vendorEnv, type FakeVendor } from './fake-vendor.js';
 import { ownDatabase, type OwnDatabase } from './webhooks.js';
 
@@ -90,4 +90,27 @@ export async function allResults(service: TestService, key: string, id: string, 
 export async function csvRows(text: string): Promise<string[][]> {
   const { parse } = await import('csv-parse/sync');
   return parse(text, { bom: true }) as string[][];
+}
+
+/**
+ * One organization's long job, then another organization's short one, every trace `delayMs` on
+ * the (slow) vendor: the short job as it ended, the long one as it was then, and the long one once
+ * cancelled and ended. For the fairness tests.
+ */
+export async function longAndShortJobs(service: TestService, vendor: FakeVendor, sizes: { long: number; short: number; delayMs: number }) {
+  const item = (i: number) => ({ key: `k${i}`, address: uniqueAddress() });
+  vendor.setMode('slow');
+  vendor.setDelay(sizes.delayMs);
+  try {
+    const big = await setupBillingOrg(service, sizes.long + 10);
+    const small = await setupBillingOrg(service, sizes.short + 10);
+    const long = (await postJob(service, big.key, { items: Array.from({ length: sizes.long }, (_, i) => item(i)) })).body.id;
+    const short = (await postJob(service, small.key, { items: Array.from({ length: sizes.short }, (_, i) => item(i)) })).body.id;
+    const shortDone = await jobEnded(service, small.key, short);
+    const longThen = (await getJob(service, big.key, long)).body;
+    await cancelJob(service, big.key, long);
+    return { shortDone, longThen, longEnded: await jobEnded(service, big.key, long) };
+  } finally {
+    vendor.reset();
+  }
 }
