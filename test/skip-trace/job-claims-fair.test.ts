@@ -1,7 +1,7 @@
 /**
- * Claims gathered several slots at a time (job-worker.ts: concurrency 6 claims 3 or more at once
- * while items run) stay fair across organizations: a second organization's few items are claimed
- * in the next claim, not after the first organization's long job.
+ * Claims filling several slots at once (job-worker.ts at concurrency 6, a full claim on start and
+ * after a stall) stay fair across organizations: a second organization's few items are claimed in
+ * the next claim, not after the first organization's long job.
  */
 import { describe, expect, it } from 'vitest';
 import type { FakeVendor } from '../support/fake-vendor.js';

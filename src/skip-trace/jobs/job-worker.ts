@@ -44,13 +44,6 @@ export interface JobWorker {
 
 const itemId = (item: ClaimedItem) => `${item.jobId}:${item.index}`;
 
-/**
- * While items run, a claim waits for this share of the slots to be free, or CLAIM_GATHER_MS after
- * it could first claim: one claim statement fills several slots rather than one per finished item.
- */
-const CLAIM_SHARE = 0.5;
-const CLAIM_GATHER_MS = 25;
-
 /** After items settle, `afterSettled` runs once per this long at most, however many settled. */
 const SETTLED_DEBOUNCE_MS = 100;
 
@@ -91,15 +84,10 @@ export function startJobWorker(options: JobWorkerOptions): JobWorker {
     running.set(itemId(item), { item, done });
   };
 
-  const batch = Math.max(1, Math.ceil(options.concurrency * CLAIM_SHARE));
-  // Fewer than `batch` slots free while items run: waits for more to free first.
-  const gather = () => gatherFor(() => stopped || running.size === 0 || options.concurrency - running.size >= batch, idle);
-
   const loop = async () => {
     // The first claim waits a poll (or a new job): a starting instance answers its readiness probe first.
     await idle(options.pollMs);
     while (!stopped) {
-      await gather();
       const free = options.concurrency - running.size;
       let claimed: ClaimedItem[] = [];
       if (free > 0) {
@@ -131,12 +119,6 @@ export function startJobWorker(options: JobWorkerOptions): JobWorker {
       clearTimeout(timer);
     },
   };
-}
-
-/** Waits (each wake looks again) until `enough()`, or CLAIM_GATHER_MS have passed. */
-async function gatherFor(enough: () => boolean, idle: (ms: number) => Promise<void>): Promise<void> {
-  const deadline = performance.now() + CLAIM_GATHER_MS;
-  for (let left = CLAIM_GATHER_MS; left > 0 && !enough(); left = deadline - performance.now()) await idle(left);
 }
 
 /** A wait that `wake` cuts short. */
