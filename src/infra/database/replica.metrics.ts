@@ -22,23 +22,23 @@ export interface ReplicaMetrics {
  */
 export function createReplicaMetrics(registry: Registry, primary: Db, replayed: () => number | null): ReplicaMetrics {
   const registers = [registry];
-  const reads = startAtZero(
-    new Counter({
-      name: 'crm_db_replica_routed_reads_total',
-      help: 'Read statements routed for the read replica, by the server that answered them (replica or primary).',
-      labelNames: ['served_by'] as const,
-      registers,
-    }),
-    labelSets({ served_by: ['replica', 'primary'] }),
+  /** A counter with one label, each of whose values has a series from start-up. */
+  const counter = <L extends string>(name: string, help: string, label: L, values: readonly string[]) =>
+    startAtZero(
+      new Counter({ name, help, labelNames: [label], registers }),
+      labelSets({ [label]: values } as Record<L, readonly string[]>),
+    );
+  const reads = counter(
+    'crm_db_replica_routed_reads_total',
+    'Read statements routed for the read replica, by the server that answered them (replica or primary).',
+    'served_by',
+    ['replica', 'primary'],
   );
-  const fallbacks = startAtZero(
-    new Counter({
-      name: 'crm_db_replica_fallbacks_total',
-      help: 'Routed reads answered by the primary, by reason (behind_write: the caller’s own write not replayed yet; unreachable: the replica not answering its polls; read_failed: the read failed or timed out on it).',
-      labelNames: ['reason'] as const,
-      registers,
-    }),
-    labelSets({ reason: FALLBACK_REASONS }),
+  const fallbacks = counter(
+    'crm_db_replica_fallbacks_total',
+    'Routed reads answered by the primary, by reason (behind_write: the caller’s own write not replayed yet; unreachable: the replica not answering its polls; read_failed: the read failed or timed out on it).',
+    'reason',
+    FALLBACK_REASONS,
   );
   new Gauge({
     name: 'crm_db_replica_up',
