@@ -14,5 +14,8 @@ export default defineConfig({
     fileParallelism: false,
     testTimeout: 180_000,
     hookTimeout: 120_000,
+    // TEST_VIA_PGBOUNCER=1 (`npm run test:processes:pooler`): the spawned services reach PostgreSQL
+    // through a PgBouncer in transaction mode, as a deployment behind such a pooler does.
+    globalSetup: ['test/support/pooler-global-setup.ts'],
   },
 });

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { ReplicaReads } from '../infra/database/replica.js';
 import type { EmbeddedEngine } from '../infra/database/embedded-engine.js';
 import type pino from 'pino';
+import type { Registry } from 'prom-client';
 import { createLogger } from '../infra/logger.js';
 import type { Config } from '../infra/config.js';
 import { openDatabase, type Database } from '../infra/database/orm.js';
@@ -81,8 +82,9 @@ export async function buildApp(
   const eventBus = config.redisUrl && redis ? createRedisEventBus(config.redisUrl, redis, log) : createLocalEventBus();
   // Each user's recent feed changes, for streams that resume: in Redis beside the bus, else in process.
   const eventLog = redis ? createRedisEventLog(redis) : createLocalEventLog(eventBus);
-  const replica = await openReplicaOf(config.database, database, redis, log);
-  const services = createServices(config, log, { database, redis, eventBus, eventLog, replica }, options.webhookResolve);
+  const metrics = createMetricsRegistry(database.pool);
+  const replica = await openReplicaOf(config.database, database, { redis, log, metrics });
+  const services = createServices(config, log, { database, redis, eventBus, eventLog, replica, metrics }, options.webhookResolve);
   const http = createHttpServer(config, log);
   registerRoutes(http, services, registry);
   const idempotencySweeper = startIdempotencySweeper(database.sql, config.skipTrace.idempotencySweep, log);
@@ -109,11 +111,15 @@ export async function buildApp(
 }
 
 /** The read replica's pool and poller, loaded only when DATABASE_REPLICA_URL is set. */
-async function openReplicaOf(config: Config['database'], database: Database, redis: Redis | null, log: pino.Logger) {
+async function openReplicaOf(
+  config: Config['database'],
+  database: Database,
+  backends: { redis: Redis | null; log: pino.Logger; metrics: Registry },
+) {
   if (config.kind !== 'postgres' || !config.replica) return null;
   const { openReplica } = await import('../infra/database/replica.js');
   const options = { ...config.replica, poolMax: config.poolMax, preparedStatements: config.preparedStatements ?? false };
-  return openReplica(options, database.sql, redis, log.child({ component: 'read-replica' }));
+  return openReplica(options, database.sql, { ...backends, log: backends.log.child({ component: 'read-replica' }) });
 }
 
 /** The operation registry needs only CPU: built while the database opens (an embedded engine compiles meanwhile). */
@@ -132,11 +138,17 @@ async function openDatabaseAndRegistry(config: Config, log: pino.Logger, embedde
 function createServices(
   config: Config,
   log: pino.Logger,
-  backends: { database: Database; redis: Redis | null; eventBus: EventBus; eventLog: EventLog; replica: ReplicaReads | null },
+  backends: {
+    database: Database;
+    redis: Redis | null;
+    eventBus: EventBus;
+    eventLog: EventLog;
+    replica: ReplicaReads | null;
+    metrics: Registry;
+  },
   webhookResolve?: Resolve,
 ): Services {
-  const { database, redis, eventBus, eventLog, replica } = backends;
-  const metrics = createMetricsRegistry(database.pool);
+  const { database, redis, eventBus, eventLog, replica, metrics } = backends;
   const skipTraceMetrics = createSkipTraceMetrics(metrics, config.skipTrace.provider.kind);
   const streams = createStreamRegistry({
     ...config.streams,

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish, startService, type Provisioned, type TestService } from '../support/harness.js';
 import { startReplicaPair, type ReplicaPair } from '../support/local-engines.js';
+import { scrapedMetric } from '../support/metrics.js';
 import { eventually } from '../support/webhook-receiver.js';
 
 /**
@@ -74,6 +75,27 @@ async function insertBehindTheService(userId: string) {
     [userId, id],
   );
   return id;
+}
+
+/** The routed reads' counters on /metrics: where reads went and why the primary answered. */
+async function routing() {
+  const reads = (servedBy: string) => scrapedMetric(service, 'crm_db_replica_routed_reads_total', { served_by: servedBy });
+  const fallbacks = (reason: string) => scrapedMetric(service, 'crm_db_replica_fallbacks_total', { reason });
+  const [replica, primary, behind_write, unreachable, read_failed] = await Promise.all([
+    reads('replica'),
+    reads('primary'),
+    fallbacks('behind_write'),
+    fallbacks('unreachable'),
+    fallbacks('read_failed'),
+  ]);
+  return { replica, primary, behind_write, unreachable, read_failed };
+}
+type Routing = Awaited<ReturnType<typeof routing>>;
+/** What moved since `before`; every primary read is counted under one reason. */
+async function routedSince(before: Routing) {
+  const after = await routing();
+  expect(after.primary).toBe(after.behind_write + after.unreachable + after.read_failed);
+  return Object.fromEntries(Object.entries(after).map(([name, count]) => [name, count - before[name as keyof Routing]])) as Routing;
 }
 
 describe('reads on the replica, each user reading their own writes, across instances', () => {
@@ -156,11 +178,64 @@ describe('reads on the replica, each user reading their own writes', () => {
   });
 });
 
+describe('the replica on /metrics', () => {
+  it('counts reads the replica served, reads behind the caller’s own write, and the replay lag', async () => {
+    const [writer, other] = [await service.provision(), await service.provision()];
+    await publish(service, other.userId, [{ title: 'o' }]);
+    await publish(service, writer.userId, [{ title: 'w' }]);
+    await pauseReplay();
+    try {
+      expect(await scrapedMetric(service, 'crm_db_replica_up')).toBe(1);
+      let before = await routing();
+      await call(writer, 'markAllNotificationsRead', { isSeen: true });
+      expect(await unread(writer)).toBe(0);
+      const behind = await routedSince(before);
+      expect(behind.behind_write).toBeGreaterThan(0);
+      expect({ ...behind, behind_write: 0, primary: 0 }).toEqual({
+        replica: 0,
+        primary: 0,
+        behind_write: 0,
+        unreachable: 0,
+        read_failed: 0,
+      });
+
+      await insertBehindTheService(other.userId);
+      // The replica stands still while the primary wrote.
+      expect(await scrapedMetric(service, 'crm_db_replica_replay_lag_bytes')).toBeGreaterThan(0);
+      before = await routing();
+      expect(await unread(other)).toBe(1);
+      const served = await routedSince(before);
+      expect(served.replica).toBeGreaterThan(0);
+      expect(served.primary).toBe(0);
+    } finally {
+      await resumeReplay();
+    }
+  });
+});
+
+/** Each user reading in a loop (counts and pages in turn) until stopped; what was not a 200 is kept. */
+function readLoad(users: Provisioned[]) {
+  const state = { reads: 0, failures: [] as string[], running: true, stop: async () => undefined as void };
+  const loops = users.map(async (user, i) => {
+    while (state.running) {
+      const result = await service.call(user.key, { operationId: i % 2 ? 'listNotifications' : 'getNotificationCounts', variables: {} });
+      state.reads++;
+      if (result.status !== 200) state.failures.push(result.text);
+    }
+  });
+  state.stop = async () => {
+    state.running = false;
+    await Promise.all(loops);
+  };
+  return state;
+}
+
 describe('a replica that stops', () => {
   it('sends reads to the primary when the replica holds them past DATABASE_REPLICA_TIMEOUT_MS (frozen)', { timeout: 60_000 }, async () => {
     const user = await service.provision();
     await publish(service, user.userId, [{ title: 'x' }]);
     await caughtUp();
+    const before = await routing();
     pair.freezeReplica(true);
     try {
       const started = Date.now();
@@ -171,6 +246,10 @@ describe('a replica that stops', () => {
       // One timeout (2 s here) at most, then the primary.
       expect(Date.now() - started).toBeLessThan(10_000);
       expect(await unread(user)).toBe(1);
+      // The first reads waited for the replica, then the rest went straight to the primary.
+      const moved = await routedSince(before);
+      expect(moved.read_failed).toBeGreaterThan(0);
+      expect(moved.unreachable).toBeGreaterThan(0);
     } finally {
       pair.freezeReplica(false);
     }
@@ -182,28 +261,24 @@ describe('a replica that stops', () => {
     async () => {
       const users = await Promise.all(Array.from({ length: 4 }, () => service.provision()));
       for (const user of users) await publish(service, user.userId, [{ title: 'x' }, { title: 'y' }]);
-      const failures: string[] = [];
-      let reads = 0;
-      let running = true;
-      const load = users.map(async (user, i) => {
-        while (running) {
-          const result = await service.call(user.key, {
-            operationId: i % 2 ? 'listNotifications' : 'getNotificationCounts',
-            variables: {},
-          });
-          reads++;
-          if (result.status !== 200) failures.push(result.text);
-        }
-      });
+      const load = readLoad(users);
+      const { failures } = load;
       await new Promise((resolve) => setTimeout(resolve, 500));
-      const before = reads;
+      const before = load.reads;
+      const routedBefore = await routing();
       await replica.end();
       pair.stopReplica('immediate');
+      const afterStop = load.reads;
       await new Promise((resolve) => setTimeout(resolve, 1500));
-      running = false;
-      await Promise.all(load);
+      await load.stop();
       expect(failures).toEqual([]);
-      expect(reads - before).toBeGreaterThan(20);
+      expect(load.reads - before).toBeGreaterThan(20);
+      // Every call begun after the stop (all but the four in flight) was answered by the primary, for the replica's absence.
+      const moved = await routedSince(routedBefore);
+      expect(moved.unreachable + moved.read_failed).toBeGreaterThanOrEqual(load.reads - afterStop - users.length);
+      expect(moved.unreachable + moved.read_failed).toBeGreaterThan(0);
+      expect(await scrapedMetric(service, 'crm_db_replica_up')).toBe(0);
+      expect(await scrapedMetric(service, 'crm_db_replica_replay_lag_bytes')).toBe(0);
 
       await pair.startReplica();
       await connectReplica();
@@ -212,10 +287,12 @@ describe('a replica that stops', () => {
       try {
         await insertBehindTheService(user.userId);
         // Stale again: its reads are back on the replica.
+        const routedBack = await routing();
         await eventually(
           () => unread(user),
           (n) => n === 2,
         );
+        expect((await routedSince(routedBack)).replica).toBeGreaterThan(0);
       } finally {
         await resumeReplay();
       }

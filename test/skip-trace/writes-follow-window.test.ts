@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { FakeVendor } from '../support/fake-vendor.js';
 import { publish, type TestService } from '../support/harness.js';
+import { scrapedMetric } from '../support/metrics.js';
 import { postTrace, setupBillingOrg, uniqueAddress, useServiceWithVendor } from '../support/billing.js';
 
 const WINDOW = 5;
@@ -25,15 +26,7 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 const get = (path: string, key: string) => service.request(path, { headers: bearer(key) });
 const graphqlWith = (key: string, query: string, variables: Record<string, unknown> = {}) => service.graphql(query, variables, key);
 
-/** The sum of the samples of `name` with these labels in a `/metrics` scrape. */
-async function metric(name: string, labels: Record<string, string>): Promise<number> {
-  const scraped = await service.request('/metrics', { headers: bearer(service.platformToken) });
-  const wanted = Object.entries(labels).map(([label, value]) => `${label}="${value}"`);
-  return scraped.text
-    .split('\n')
-    .filter((line) => line.startsWith(`${name}{`) && wanted.every((pair) => line.includes(pair)))
-    .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
-}
+const metric = (name: string, labels: Record<string, string>) => scrapedMetric(service, name, labels);
 
 /** Every row the skip trace domain holds for an organization, as JSON: equal before and after means nothing was written. */
 async function skipTraceFootprint(organizationId: string): Promise<string[]> {

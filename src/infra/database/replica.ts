@@ -1,8 +1,10 @@
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import { startPeriodic } from '../periodic.js';
 import { redisScript } from '../redis-script.js';
+import { createReplicaMetrics, type FallbackReason, type ReplicaMetrics } from './replica.metrics.js';
 import { poolDb, sql, type Db, type Statement } from './sql.js';
 
 /**
@@ -146,7 +148,53 @@ function watchReplay(pool: pg.Pool, replica: Db, timeoutMs: number, log: Logger)
   };
 }
 
-export async function openReplica(options: ReplicaOptions, primary: Db, redis: Redis | null, log: Logger): Promise<ReplicaReads> {
+/**
+ * Where a user's read statements go, decided at the first (see readsFor), counted by the server
+ * that answered them and, for the primary, why.
+ */
+function router(
+  to: { primary: Db; replica: Db; watch: ReplayWatch; positions: WrittenPositions; timeoutMs: number },
+  metrics: ReplicaMetrics,
+) {
+  const { primary, watch } = to;
+  /** Null when the user's reads may go to the replica, else why they go to the primary. */
+  const fallbackFor = async (userId: string): Promise<FallbackReason | null> => {
+    const replayed = watch.replayed;
+    if (replayed === null) return 'unreachable';
+    return (await to.positions.ahead(userId, replayed)) ? 'behind_write' : null;
+  };
+  const onPrimary = <T>(use: (db: Db) => Promise<T>, reason: FallbackReason): Promise<T> => {
+    metrics.served(reason);
+    return use(primary);
+  };
+  const onReplica = async <T>(use: (db: Db) => Promise<T>): Promise<T> => {
+    let result: T;
+    try {
+      result = await withTimeout(use(to.replica), to.timeoutMs);
+    } catch (error) {
+      watch.down(error);
+      return onPrimary(use, 'read_failed');
+    }
+    metrics.served(null);
+    return result;
+  };
+  return (userId: string) => {
+    let routed: Promise<FallbackReason | null> | undefined;
+    return <T>(use: (db: Db) => Promise<T>): Promise<T> =>
+      (routed ??= fallbackFor(userId)).then((reason) => {
+        if (reason !== null) return onPrimary(use, reason);
+        // The replica failed a read since this request was routed.
+        return watch.replayed === null ? onPrimary(use, 'unreachable') : onReplica(use);
+      });
+  };
+}
+
+export async function openReplica(
+  options: ReplicaOptions,
+  primary: Db,
+  backends: { redis: Redis | null; log: Logger; metrics: Registry },
+): Promise<ReplicaReads> {
+  const { redis, log } = backends;
   const { default: pgModule } = await import('pg');
   const pool: pg.Pool = new pgModule.Pool({
     connectionString: options.url,
@@ -158,25 +206,13 @@ export async function openReplica(options: ReplicaOptions, primary: Db, redis: R
   const replica = poolDb(pool, options.preparedStatements);
   const positions = redis ? redisPositions(redis, log) : localPositions();
   const watch = watchReplay(pool, replica, options.timeoutMs, log);
+  const metrics = createReplicaMetrics(backends.metrics, primary, () => watch.replayed);
 
-  const servesUser = async (userId: string): Promise<boolean> => {
-    const replayed = watch.replayed;
-    return replayed !== null && !(await positions.ahead(userId, replayed));
-  };
-  const onReplica = async <T>(use: (db: Db) => Promise<T>): Promise<T> => {
-    try {
-      return await withTimeout(use(replica), options.timeoutMs);
-    } catch (error) {
-      watch.down(error);
-      return use(primary);
-    }
-  };
+  const routeFor = router({ primary, replica, watch, positions, timeoutMs: options.timeoutMs }, metrics);
 
   return {
     readsFor(userId) {
-      let routed: Promise<boolean> | undefined;
-      const route = <T>(use: (db: Db) => Promise<T>) =>
-        (routed ??= servesUser(userId)).then((toReplica) => (toReplica && watch.replayed !== null ? onReplica(use) : use(primary)));
+      const route = routeFor(userId);
       return {
         rows: <T>(statement: Statement) => route((db) => db.rows<T>(statement)),
         // Writes never go to the replica.
