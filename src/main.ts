@@ -109,7 +109,10 @@ async function main() {
     }
     throw error;
   }
-  const log = createLogger(config.logLevel, config.logFormat === 'pretty' ? prettyLogDestination() : undefined);
+  // pino maps its caller's stack through the source maps (util.getCallSites): run from a microtask, that
+  // stack holds only the logger's small chunk, and main.js's map is not parsed at every start.
+  const destination = config.logFormat === 'pretty' ? prettyLogDestination() : undefined;
+  const log = await Promise.resolve().then(createLogger.bind(undefined, config.logLevel, destination));
   // The embedded engine starts first: PGlite has begun opening the data dir (its WebAssembly
   // compiling on V8's background threads, its files being read) before the service's modules load
   // (app.js is imported only now, and the build keeps it a separate chunk).
