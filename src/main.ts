@@ -33,31 +33,42 @@ function devPlatformToken(config: Config): DevPlatformToken | undefined {
   return ensureDevPlatformToken(config.database.dataDir);
 }
 
-/** The embedded mode's start-up banner, given the port it listens on (known once it does); none on PostgreSQL. */
-async function embeddedBanner(config: Config, app: App, devToken: DevPlatformToken | undefined) {
+/**
+ * A brand-new embedded database's demo data, seeded before listening so the banner's keys work at
+ * once; demo data only ever goes into a brand-new embedded database, never into a real one.
+ */
+async function seedFreshDemo(config: Config, app: App) {
+  if (config.database.kind !== 'embedded' || app.database.kind !== 'embedded' || !config.seedDemo || !app.database.freshEmbedded)
+    return undefined;
+  const { seedDemo } = await import('./app/demo-seed.js');
+  return seedDemo(app.services.orm.em.fork(), config.limits.maxKeysPerUser);
+}
+
+/**
+ * The embedded mode's start-up banner, once it listens on `port`; none on PostgreSQL. A reopened
+ * data dir's demo is looked up only now: the banner needs it, serving does not.
+ */
+async function embeddedBanner(
+  config: Config,
+  app: App,
+  port: number,
+  seeded: Awaited<ReturnType<typeof seedFreshDemo>>,
+  devToken?: DevPlatformToken,
+) {
   if (config.database.kind !== 'embedded' || app.database.kind !== 'embedded') return undefined;
   const banners = await import('./app/demo-banner.js');
   const dataDir = config.database.dataDir;
-  let demoLines: ((api: string) => string) | undefined;
-  // Demo data only ever goes into a brand-new embedded database, never into a real one.
-  if (config.seedDemo) {
-    const { seedDemo, findSeededDemo } = await import('./app/demo-seed.js');
-    if (app.database.freshEmbedded) {
-      const demo = await seedDemo(app.services.orm.em.fork(), config.limits.maxKeysPerUser);
-      demoLines = (api) => banners.seededDemoLines(demo, { api, dataDir });
-    } else {
-      const found = await findSeededDemo(app.services.orm.em.fork(), app.services.sql);
-      if (found) demoLines = (api) => banners.reopenedDemoLines(found, { api, dataDir });
-    }
+  const api = banners.serviceUrl(config.host, port);
+  let demoLines: string | undefined;
+  if (seeded) demoLines = banners.seededDemoLines(seeded, { api, dataDir });
+  else if (config.seedDemo && !app.database.freshEmbedded) {
+    const { findSeededDemo } = await import('./app/demo-seed.js');
+    const found = await findSeededDemo(app.services.orm.em.fork(), app.services.sql);
+    if (found) demoLines = banners.reopenedDemoLines(found, { api, dataDir });
   }
-  return (port: number) => {
-    const api = banners.serviceUrl(config.host, port);
-    return banners.banner(
-      [demoLines?.(api), devToken && banners.platformTokenLines(devToken), banners.whereToLook(api)].filter(
-        (part): part is string => !!part,
-      ),
-    );
-  };
+  return banners.banner(
+    [demoLines, devToken && banners.platformTokenLines(devToken), banners.whereToLook(api)].filter((part): part is string => !!part),
+  );
 }
 
 function logReady(log: Logger, config: Config, app: App, port: number) {
@@ -98,7 +109,10 @@ async function main() {
     }
     throw error;
   }
-  const log = createLogger(config.logLevel, config.logFormat === 'pretty' ? prettyLogDestination() : undefined);
+  // pino maps its caller's stack through the source maps (util.getCallSites): run from a microtask, that
+  // stack holds only the logger's small chunk, and main.js's map is not parsed at every start.
+  const destination = config.logFormat === 'pretty' ? prettyLogDestination() : undefined;
+  const log = await Promise.resolve().then(createLogger.bind(undefined, config.logLevel, destination));
   // The embedded engine starts first: PGlite has begun opening the data dir (its WebAssembly
   // compiling on V8's background threads, its files being read) before the service's modules load
   // (app.js is imported only now, and the build keeps it a separate chunk).
@@ -107,12 +121,10 @@ async function main() {
   if (devToken) config = { ...config, internalApiToken: devToken.token };
   const { buildApp } = await import('./app/app.js');
   const app = await buildApp(config, log, { embeddedEngine });
-  const bannerFor = await embeddedBanner(config, app, devToken);
+  const seeded = await seedFreshDemo(config, app);
 
   const port = await listen(config, app);
   logReady(log, config, app, port);
-  // After the start-up logs, as one block on stderr: it stays apart from the JSON log lines on stdout.
-  if (bannerFor) process.stderr.write(bannerFor(port));
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -136,6 +148,13 @@ async function main() {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  // After the start-up logs, as one block on stderr: it stays apart from the JSON log lines on stdout.
+  // A drain begun meanwhile may close the database under the lookup: then there is no banner to print.
+  const banner = await embeddedBanner(config, app, port, seeded, devToken).catch((error: unknown) => {
+    if (closing) return undefined;
+    throw error;
+  });
+  if (banner && !closing) process.stderr.write(banner);
 }
 
 main().catch((error) => {

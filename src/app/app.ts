@@ -43,7 +43,7 @@ import {
   registerMetricsRoute,
   registerStreamMetrics,
 } from '../http/metrics.js';
-import { createLocalEventBus, createRedisEventBus, type EventBus } from '../infra/event-bus.js';
+import { createLocalEventBus, type EventBus } from '../infra/event-bus.js';
 import { createLocalEventLog, createRedisEventLog, type EventLog } from '../infra/event-log.js';
 import { createStreamRegistry } from '../infra/stream-registry.js';
 import { activeKeyIds } from '../auth/api-keys.data.js';
@@ -77,9 +77,12 @@ export async function buildApp(
   options: { embeddedEngine?: Promise<EmbeddedEngine>; webhookResolve?: Resolve } = {},
 ): Promise<App> {
   const { database, registry } = await openDatabaseAndRegistry(config, log, options.embeddedEngine);
-  // Loaded only when configured: without REDIS_URL the windows are in-process.
+  // Loaded only when configured (the client and the Redis bus): without REDIS_URL the windows and the bus are in-process.
   const redis = config.redisUrl ? await (await import('../infra/redis.js')).connectRedis(config.redisUrl, log) : null;
-  const eventBus = config.redisUrl && redis ? createRedisEventBus(config.redisUrl, redis, log) : createLocalEventBus();
+  const eventBus =
+    config.redisUrl && redis
+      ? (await import('../infra/redis-event-bus.js')).createRedisEventBus(config.redisUrl, redis, log)
+      : createLocalEventBus();
   // Each user's recent feed changes, for streams that resume: in Redis beside the bus, else in process.
   const eventLog = redis ? createRedisEventLog(redis) : createLocalEventLog(eventBus);
   const metrics = createMetricsRegistry(database.pool);

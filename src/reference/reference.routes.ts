@@ -98,16 +98,21 @@ function serverOf(request: FastifyRequest, publicUrl: string | undefined) {
  * when the app is ready, from every route registered by then; only `servers` is written per request.
  */
 export function registerReferenceRoutes(app: FastifyInstance, sources: () => OpenApiSources, publicUrl: string | undefined) {
-  let withServers: ((servers: object[]) => string) | undefined;
-  app.addHook('onReady', async () => {
-    const { openapi, ...rest } = buildOpenApiDocument(sources());
-    // Serialized once: the per-request part is spliced in after `openapi`, where OpenAPI puts it.
-    const head = `{"openapi":${JSON.stringify(openapi)},"servers":`;
-    const tail = `,${JSON.stringify(rest).slice(1)}`;
-    withServers = (servers) => head + JSON.stringify(servers) + tail;
-  });
+  let document: ((servers: object[]) => string) | undefined;
+  // Built at the first request, not at start-up (no request needs it to be served): every route is
+  // registered by then, since none can be added once the server is ready.
+  const withServers = (servers: object[]) => {
+    if (!document) {
+      const { openapi, ...rest } = buildOpenApiDocument(sources());
+      // Serialized once: the per-request part is spliced in after `openapi`, where OpenAPI puts it.
+      const head = `{"openapi":${JSON.stringify(openapi)},"servers":`;
+      const tail = `,${JSON.stringify(rest).slice(1)}`;
+      document = (inner) => head + JSON.stringify(inner) + tail;
+    }
+    return document(servers);
+  };
   app.get('/openapi.json', async (request, reply) =>
-    reply.type('application/json; charset=utf-8').send(withServers?.([serverOf(request, publicUrl)])),
+    reply.type('application/json; charset=utf-8').send(withServers([serverOf(request, publicUrl)])),
   );
   app.get('/docs', async (_request, reply) =>
     reply.type('text/html; charset=utf-8').header('Content-Security-Policy', DOCS_CONTENT_SECURITY_POLICY).send(DOCS_PAGE),

@@ -122,9 +122,15 @@ export async function openDatabase(
     };
   }
 
-  const [{ MikroORM: PgliteORM }, embedded] = await Promise.all([import('@mikro-orm/pglite'), engine ?? startEmbeddedEngine(config)]);
+  const opening = engine ?? startEmbeddedEngine(config);
+  opening.catch(() => undefined); // awaited below; not an unhandled rejection while the driver loads
   try {
-    const orm = createOrm(PgliteORM, { ...shared(log), dbName: 'embedded', driverOptions: { pglite: embedded.pglite } });
+    const { MikroORM: PgliteORM } = await import('@mikro-orm/pglite');
+    // Built while PGlite is still opening (its discovery is CPU only): the driver asks for the
+    // engine at its first query.
+    const pglite = async () => (await opening).pglite;
+    const orm = createOrm(PgliteORM, { ...shared(log), dbName: 'embedded', driverOptions: { pglite } });
+    const embedded = await opening;
     const db = await createSql(orm as unknown as Orm, 'embedded');
     const { before, applied } = await migrate(orm, db, upTo, (run) => run());
     return {
@@ -140,7 +146,7 @@ export async function openDatabase(
     };
   } catch (error) {
     // Gives the data dir up, so that a caller that goes on (a test) can open it again.
-    await embedded.close().catch(() => undefined);
+    await opening.then((started) => started.close()).catch(() => undefined);
     throw error;
   }
 }
