@@ -220,7 +220,7 @@ function restErrors(route: RestRoute<Caller>, hasBody: boolean): ErrorKind[] {
   return [
     ...HOST_ERRORS,
     ...REST_ERRORS.filter((kind) => hasBody || kind !== 'unsupported_media_type'),
-    ...(route.admit ? (['concurrency_limit'] as const) : []),
+    ...(route.holdSlot ? (['concurrency_limit'] as const) : []),
     ...(route.idempotencyHeader ? (['idempotency_key_in_use', 'idempotency_key_reused'] as const) : []),
     // A path parameter that does not decode, or is over-long, is no route at all.
     ...(route.pathParameters ? (['not_found'] as const) : []),

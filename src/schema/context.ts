@@ -59,10 +59,10 @@ export interface RequestContext {
    */
   variablesChecked?: boolean;
   /**
-   * Set by a REST route with an `admit` hook: what the request holds while it runs (the skip
+   * Set by a REST route with a `holdSlot` hook: what the request holds while it runs (the skip
    * trace in-flight slot) is held already, taken before the body was read.
    */
-  admitted?: boolean;
+  slotHeld?: boolean;
 }
 
 /**

@@ -196,9 +196,9 @@ function externalDefault(def: InputDef): unknown {
 }
 
 function fragment(fragments: FragmentMap | undefined, name: string): FragmentDefinitionNode {
-  const f = fragments?.[name];
-  if (!f) throw new Error(`Fragment "${name}" is not defined; pass { fragments: fragmentsOf(document) }.`);
-  return f;
+  const definition = fragments?.[name];
+  if (!definition) throw new Error(`Fragment "${name}" is not defined; pass { fragments: fragmentsOf(document) }.`);
+  return definition;
 }
 
 // ---------------------------------------------------------------------------

@@ -19,8 +19,8 @@ export interface SkipTraceAdmission {
   /**
    * Holds one of the key's slots for the request `client` watches, until its response is done or
    * its caller leaves; `concurrency_limit` when the key has none free. Called once per request:
-   * by the REST route's `admit` hook, before the body is read (a body that never arrives holds it
-   * until the body timeout), which tells the operation so (`admitted`); on `/graphql` by the trace.
+   * by the REST route's `holdSlot` hook, before the body is read (a body that never arrives holds it
+   * until the body timeout), which tells the operation so (`slotHeld`); on `/graphql` by the trace.
    */
   holdSlot(keyId: string, client: ClientWatch): void;
 }

@@ -102,7 +102,7 @@ builder.mutationFields((t) => ({
       'Traces the owners of a street address (optionally one person or entity). One credit per completed trace, cached results included.',
     args: { input: t.arg({ type: SkipTraceInput, required: true }) },
     resolve: (_root, args, ctx) =>
-      runSkipTrace({ ...traceDeps(ctx.services, ctx.client), slotHeld: ctx.admitted }, ctx.principal, args.input, {
+      runSkipTrace({ ...traceDeps(ctx.services, ctx.client), slotHeld: ctx.slotHeld }, ctx.principal, args.input, {
         idempotent: ctx.idempotencyKey && { idempotencyKey: ctx.idempotencyKey, requestId: ctx.requestId },
         inputMetSchema: ctx.variablesChecked,
       }),

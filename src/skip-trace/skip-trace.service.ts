@@ -37,7 +37,7 @@ export interface SkipTraceDeps {
   metrics: SkipTraceMetrics;
   log: Logger;
   client: ClientWatch;
-  /** The request's in-flight slot is held already (by its REST route's `admit` hook); otherwise runKeyedRequest takes it. */
+  /** The request's in-flight slot is held already (by its REST route's `holdSlot` hook); otherwise runKeyedRequest takes it. */
   slotHeld?: boolean;
   timeoutMs: number;
 }

@@ -95,7 +95,7 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
    * known and within its window, before the body is read. Refuses by throwing an AppError;
    * whatever it takes is released when the response is done or the caller leaves.
    */
-  admit?: (services: Services, caller: C, client: ClientWatch) => void;
+  holdSlot?: (services: Services, caller: C, client: ClientWatch) => void;
   /**
    * GET routes: the JSON Schema of the query parameters, which are the operation's variables by
    * name (`operation.variables.schema`), read by `query-parameters.ts`.
@@ -167,13 +167,13 @@ export const registeredRestRoutes = (app: FastifyInstance): readonly RestRoute<C
 
 /** Stage 1, `onRequest`: who is calling and its window (401, 429), then what it may hold (429). */
 function callerStage<C extends Caller>(services: Services, route: RestRoute<C, unknown>) {
-  const { admit, onRefused } = route;
+  const { holdSlot, onRefused } = route;
   const serves = route.credential.serves;
   return async (request: FastifyRequest, reply: FastifyReply) => {
     // When the refusal hook's record says the request began.
     if (onRefused) request.restStartedAt = performance.now();
     const caller = refuseUnidentified(await identifyCaller(services, request, reply, serves));
-    if (admit) admit(services, caller as C, request.client);
+    if (holdSlot) holdSlot(services, caller as C, request.client);
   };
 }
 
@@ -210,7 +210,7 @@ async function runCall<V>(deps: RestDeps, route: RestRoute<Caller, V>, request: 
     lastEventId: lastEventIdOf(request),
     // A list's items' own rules are left to each item (list-variables.ts): those variables are not all checked.
     variablesChecked: !route.list,
-    admitted: route.admit !== undefined,
+    slotHeld: route.holdSlot !== undefined,
   };
   if (operation.type === 'subscription')
     return sendStream(reply, deps.subscribeOperation, { operation, variables, context, stream: route.stream! });

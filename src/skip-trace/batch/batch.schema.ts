@@ -36,7 +36,7 @@ builder.mutationFields((t) => ({
       runSkipTraceBatch(
         {
           ...traceDeps(ctx.services, ctx.client),
-          slotHeld: ctx.admitted,
+          slotHeld: ctx.slotHeld,
           concurrency: ctx.services.config.limits.skipTraceBatchConcurrency,
         },
         ctx.principal,

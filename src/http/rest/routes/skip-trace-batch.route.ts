@@ -85,7 +85,7 @@ export function skipTraceBatchRoute(schema: GraphQLSchema): RestRoute<Organizati
     credential: SKIP_TRACE_KEY,
     bodyLimit: BATCH_BODY_LIMIT_BYTES,
     // One slot for the whole batch, as a single call's, before the body is read.
-    admit: single.admit,
+    holdSlot: single.holdSlot,
     idempotencyHeader: 'Idempotency-Key',
     // The body is the variables: its shape is refused as a whole, every path at once, before anything runs.
     toCall: (body) => ({ operation, variables: body as Record<string, unknown> }),

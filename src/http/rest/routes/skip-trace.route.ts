@@ -92,7 +92,7 @@ export function skipTraceRoute(schema: GraphQLSchema): RestRoute<OrganizationPri
     summary: 'Traces the owners of a street address (optionally one person or entity); one credit per 200.',
     credential: SKIP_TRACE_KEY,
     // Before the body is read: a body that never arrives holds its slot until the body timeout ends it.
-    admit: (services, caller, client) => services.skipTraceAdmission.holdSlot(caller.keyId, client),
+    holdSlot: (services, caller, client) => services.skipTraceAdmission.holdSlot(caller.keyId, client),
     // The mutation claims the key, or replays the key's first answer (skip-trace/idempotency/).
     idempotencyHeader: 'Idempotency-Key',
     toCall(body) {
