@@ -6,16 +6,17 @@
  *
  * Self-contained, on engines of its own (test/support/local-engines.ts): a PostgreSQL 15 primary
  * filled at the quick scale by the bench's generator, a streaming replica of it, PgBouncer in
- * transaction mode in front of the primary and a redis-server, each on a free port. Configurations:
+ * transaction mode in front of the primary and a redis-server, each on a free port. Configurations,
+ * each loaded by 32 wrk connections in all:
  *   direct: one service instance (the bundle, `npm start`'s flags) straight to the primary, named
  *     prepared statements on, as a single instance runs by default;
- *   pooled: two instances (same primary, replica and Redis) through PgBouncer with
- *     DATABASE_PREPARED_STATEMENTS=false and DATABASE_REPLICA_URL, loaded together by two wrk
- *     processes, half of the connections each.
+ *   pooled: two instances through PgBouncer (DATABASE_PREPARED_STATEMENTS=false), loaded together
+ *     by two wrk processes, half of the connections each;
+ *   pooled + replica: the same with DATABASE_REPLICA_URL (feed pages and counts on the replica).
  * The mix, per connection: feed first page, counts and a mark by id (10 ids, read then unread) in
  * 2 : 2 : 1, the proportions of the load docs/scaling.md assumes. Each round loads each
- * configuration in turn (the first one alternating) for `--seconds`, in slices until `--requests`
- * are answered. All three instances stay up throughout.
+ * configuration in turn (the order reversed every other round) for `--seconds` after a warm-up, in
+ * slices until `--requests` are answered; its instances run only while it is loaded.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -174,8 +175,8 @@ function mixedRequests(fixture: Awaited<ReturnType<typeof loadFixture>>): (conne
 }
 
 interface Configuration {
-  name: 'direct' | 'pooled';
-  instances: Server[];
+  name: string;
+  start(): Promise<Server[]>;
   /** The components it uses, besides its instances. */
   components: string[];
 }
@@ -205,17 +206,17 @@ async function routedReads(instances: Server[]): Promise<{ replica: number; prim
 }
 
 /** One window of load on a configuration: its instances loaded together, connections split between them. */
-async function loadSlice(config: Configuration, engines: Engines, mix: (c: number) => HttpRequest[], length: number): Promise<Slice> {
-  const share = CONNECTIONS / config.instances.length;
-  const serviceCpu = () => config.instances.reduce((sum, s) => sum + cpuSecondsOf(s.pid), 0);
-  const [reads0, cpu0, service0, start] = [await routedReads(config.instances), engines.cpu(), serviceCpu(), performance.now()];
+async function loadSlice(instances: Server[], engines: Engines, mix: (c: number) => HttpRequest[], length: number): Promise<Slice> {
+  const share = CONNECTIONS / instances.length;
+  const serviceCpu = () => instances.reduce((sum, s) => sum + cpuSecondsOf(s.pid), 0);
+  const [reads0, cpu0, service0, start] = [await routedReads(instances), engines.cpu(), serviceCpu(), performance.now()];
   const results: RunResult[] = await Promise.all(
-    config.instances.map((instance, k) =>
+    instances.map((instance, k) =>
       runLoad({ url: instance.url, pid: instance.pid, connections: share, seconds: length, perConnection: (c) => mix(c + k * share) }),
     ),
   );
   const [cpu1, service1, wall] = [engines.cpu(), serviceCpu(), (performance.now() - start) / 1000];
-  const reads1 = await routedReads(config.instances);
+  const reads1 = await routedReads(instances);
   const cpu: Record<string, number> = { service: service1 - service0 };
   for (const key of Object.keys(cpu1)) cpu[key] = cpu1[key] - cpu0[key];
   return {
@@ -230,16 +231,22 @@ async function loadSlice(config: Configuration, engines: Engines, mix: (c: numbe
   };
 }
 
-/** Slices of `seconds` until `minRequests` are answered, summed into one. */
-async function measure(config: Configuration, engines: Engines, mix: (c: number) => HttpRequest[]): Promise<Slice> {
-  await loadSlice(config, engines, mix, WARMUP_SECONDS);
+/** The configuration's instances started, a warm-up, then slices of `seconds` until `minRequests` are answered, summed into one. */
+async function measure(config: Configuration, engines: Engines, mix: (c: number) => HttpRequest[]): Promise<Slice & { instances: number }> {
+  const instances = await config.start();
   const slices: Slice[] = [];
-  do slices.push(await loadSlice(config, engines, mix, seconds));
-  while (slices.reduce((sum, s) => sum + s.requests, 0) < minRequests);
+  try {
+    await loadSlice(instances, engines, mix, WARMUP_SECONDS);
+    do slices.push(await loadSlice(instances, engines, mix, seconds));
+    while (slices.reduce((sum, s) => sum + s.requests, 0) < minRequests);
+  } finally {
+    await Promise.all(instances.map((s) => s.stop()));
+  }
   const total = (pick: (s: Slice) => number) => slices.reduce((sum, s) => sum + pick(s), 0);
   const cpu: Record<string, number> = {};
   for (const key of Object.keys(slices[0].cpu)) cpu[key] = total((s) => s.cpu[key]);
   return {
+    instances: instances.length,
     requests: total((s) => s.requests),
     rps: total((s) => s.rps * s.wall) / total((s) => s.wall),
     p99: Math.max(...slices.map((s) => s.p99)),
@@ -254,7 +261,7 @@ async function measure(config: Configuration, engines: Engines, mix: (c: number)
 const COLUMNS = ['service', 'primary', 'replica', 'pgbouncer', 'redis'];
 
 /** One row of the table: CPU ms per request of each component the configuration uses ("–" for the others). */
-function tableRow(config: Configuration, round: number, s: Slice): string {
+function tableRow(config: Configuration, round: number, s: Slice & { instances: number }): string {
   const ms = (seconds: number) => ((seconds / s.requests) * 1000).toFixed(3);
   const used = (c: string) => c === 'service' || config.components.includes(c);
   const cell = (c: string) => {
@@ -265,7 +272,7 @@ function tableRow(config: Configuration, round: number, s: Slice): string {
   const all = COLUMNS.filter(used).reduce((sum, c) => sum + s.cpu[c], 0);
   const routed = s.replicaReads + s.primaryReads;
   return [
-    `${config.name} (${config.instances.length})`,
+    `${config.name} (${s.instances})`,
     round,
     s.requests,
     Math.round(s.rps),
@@ -283,18 +290,29 @@ const HEADER = [
   '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
 ];
 
-/** The three instances: one straight to the primary, two through PgBouncer with the replica. */
-async function startInstances(engines: Engines): Promise<Configuration[]> {
+/**
+ * The configurations, each started only for its own load (an idle instance polls the replica and
+ * takes CPU from the one measured): one instance straight to the primary; two through PgBouncer
+ * without the replica, which splits what the pooler costs from what the replica moves; two through
+ * PgBouncer with the replica.
+ */
+function configurations(engines: Engines): Configuration[] {
   const common = { REDIS_URL: engines.redisUrl, INTERNAL_API_TOKEN: TOKEN };
-  const direct = await startScratchService('capacity-direct', engines.primaryUrl, common);
-  const pooledEnv = { ...common, DATABASE_REPLICA_URL: engines.replicaUrl, DATABASE_PREPARED_STATEMENTS: 'false' };
-  const pooled = [
-    await startScratchService('capacity-pooled-1', engines.bouncerUrl, pooledEnv),
-    await startScratchService('capacity-pooled-2', engines.bouncerUrl, pooledEnv),
-  ];
+  const pooled = (name: string, env: Record<string, string>) => () =>
+    Promise.all([1, 2].map((k) => startScratchService(`capacity-${name}-${k}`, engines.bouncerUrl, { ...common, ...env })));
+  const unnamed = { DATABASE_PREPARED_STATEMENTS: 'false' };
   return [
-    { name: 'direct', instances: [direct], components: ['primary', 'redis'] },
-    { name: 'pooled', instances: pooled, components: ['primary', 'replica', 'pgbouncer', 'redis'] },
+    {
+      name: 'direct',
+      start: async () => [await startScratchService('capacity-direct', engines.primaryUrl, common)],
+      components: ['primary', 'redis'],
+    },
+    { name: 'pooled', start: pooled('pooled', unnamed), components: ['primary', 'pgbouncer', 'redis'] },
+    {
+      name: 'pooled + replica',
+      start: pooled('replica', { ...unnamed, DATABASE_REPLICA_URL: engines.replicaUrl }),
+      components: ['primary', 'replica', 'pgbouncer', 'redis'],
+    },
   ];
 }
 
@@ -302,11 +320,9 @@ async function main(): Promise<void> {
   const load0 = loadavg();
   buildService(ROOT);
   const engines = await startEngines();
-  let configs: Configuration[] = [];
   try {
-    const fixture = await loadFixture(engines.primaryUrl, QUICK, DEFAULT_SEED, CONNECTIONS);
-    const mix = mixedRequests(fixture);
-    configs = await startInstances(engines);
+    const mix = mixedRequests(await loadFixture(engines.primaryUrl, QUICK, DEFAULT_SEED, CONNECTIONS));
+    const configs = configurations(engines);
     const rows: string[] = [];
     for (let round = 1; round <= rounds; round++) {
       for (const config of round % 2 === 1 ? configs : [...configs].reverse()) {
@@ -324,7 +340,6 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
   } finally {
-    await Promise.all(configs.flatMap((c) => c.instances.map((s) => s.stop())));
     await engines.stop();
   }
 }
