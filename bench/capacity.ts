@@ -1,6 +1,6 @@
 /**
  * The capacity model's figures (docs/scaling.md): the gateway's read mix with its write share, in
- * two configurations in one run, and the CPU every component spends per request, from /proc.
+ * four configurations in one run, and the CPU every component spends per request, from /proc.
  *
  *   npx tsx bench/capacity.ts [--seconds 20] [--requests 6000] [--rounds 2]
  *
@@ -8,10 +8,10 @@
  * filled at the quick scale by the bench's generator, a streaming replica of it, PgBouncer in
  * transaction mode in front of the primary and a redis-server, each on a free port. Configurations,
  * each loaded by 32 wrk connections in all:
- *   direct: one service instance (the bundle, `npm start`'s flags) straight to the primary, named
- *     prepared statements on, as a single instance runs by default;
- *   pooled: two instances through PgBouncer (DATABASE_PREPARED_STATEMENTS=false), loaded together
- *     by two wrk processes, half of the connections each;
+ *   direct (1): one service instance (the bundle, `npm start`'s flags) straight to the primary,
+ *     named prepared statements on, as a single instance runs by default;
+ *   direct (2): two such instances, loaded together by two wrk processes, half of the connections each;
+ *   pooled (2): the two through PgBouncer (DATABASE_PREPARED_STATEMENTS=false);
  *   pooled + replica: the same with DATABASE_REPLICA_URL (feed pages and counts on the replica).
  * The mix, per connection: feed first page, counts and a mark by id (10 ids, read then unread) in
  * 2 : 2 : 1, the proportions of the load docs/scaling.md assumes. Each round loads each
@@ -281,7 +281,7 @@ function tableRow(config: Configuration, round: number, s: Slice & { instances: 
     ...COLUMNS.map(cell),
     ms(all),
     (s.cpu.machine / s.wall).toFixed(2),
-    routed ? `${((s.replicaReads / routed) * 100).toFixed(0)} %` : '–',
+    routed ? `${((s.replicaReads / routed) * 100).toFixed(1)} %` : '–',
   ].join(' | ');
 }
 
@@ -292,14 +292,14 @@ const HEADER = [
 
 /**
  * The configurations, each started only for its own load (an idle instance polls the replica and
- * takes CPU from the one measured): one instance straight to the primary; two through PgBouncer
- * without the replica, which splits what the pooler costs from what the replica moves; two through
- * PgBouncer with the replica.
+ * takes CPU from the one measured), in steps that each change one thing: one instance straight to
+ * the primary; two; two through PgBouncer (unnamed statements); two through PgBouncer with the replica.
  */
 function configurations(engines: Engines): Configuration[] {
   const common = { REDIS_URL: engines.redisUrl, INTERNAL_API_TOKEN: TOKEN };
-  const pooled = (name: string, env: Record<string, string>) => () =>
-    Promise.all([1, 2].map((k) => startScratchService(`capacity-${name}-${k}`, engines.bouncerUrl, { ...common, ...env })));
+  const two = (name: string, url: string, env: Record<string, string>) => () =>
+    Promise.all([1, 2].map((k) => startScratchService(`capacity-${name}-${k}`, url, { ...common, ...env })));
+  const pooled = (name: string, env: Record<string, string>) => two(name, engines.bouncerUrl, env);
   const unnamed = { DATABASE_PREPARED_STATEMENTS: 'false' };
   return [
     {
@@ -307,6 +307,7 @@ function configurations(engines: Engines): Configuration[] {
       start: async () => [await startScratchService('capacity-direct', engines.primaryUrl, common)],
       components: ['primary', 'redis'],
     },
+    { name: 'direct', start: two('direct', engines.primaryUrl, {}), components: ['primary', 'redis'] },
     { name: 'pooled', start: pooled('pooled', unnamed), components: ['primary', 'pgbouncer', 'redis'] },
     {
       name: 'pooled + replica',
