@@ -59,7 +59,9 @@ function clusterCpu(postmaster: number): { total: number; replication: number } 
   const own = statFields(postmaster);
   let total = (Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14])) / CLOCK_TICKS;
   let replication = 0;
-  const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean);
   for (const child of children.map(Number)) {
     const spent = cpuSecondsOf(child);
     if (Number.isNaN(spent)) continue; // ended since pgrep: its time is in the postmaster's cutime now
