@@ -69,6 +69,8 @@ export interface Pgbouncer {
   /** `target` with PgBouncer's host and port in place of the server's. */
   url: string;
   port: number;
+  /** PgBouncer's process (it does not fork), for its CPU time. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -126,7 +128,7 @@ export async function startPgbouncer(target: string, options: { poolSize?: numbe
   const url = new URL(target);
   url.hostname = '127.0.0.1';
   url.port = String(port);
-  return { url: url.toString(), port, stop: () => stopChild(child, exited, dir) };
+  return { url: url.toString(), port, pid: child.pid!, stop: () => stopChild(child, exited, dir) };
 }
 
 async function stopChild(child: ChildProcess, exited: Promise<void>, dir: string): Promise<void> {
@@ -171,8 +173,11 @@ function pgCtl(dataDir: string, action: 'start' | 'stop', extra: string[] = []):
   runAsEngineUser(`${PG_BIN}/pg_ctl`, [action, '-D', dataDir, '-w', '-s', ...extra]);
 }
 
-/** One test cluster's settings: its own port and socket directory, WAL for a streaming replica. */
-function clusterSettings(port: number, socketDir: string): string {
+/**
+ * One test cluster's settings: its own port and socket directory, WAL for a streaming replica, and
+ * `extra` lines last (a later line of postgresql.auto.conf overrides an earlier one).
+ */
+function clusterSettings(port: number, socketDir: string, extra: string[]): string {
   return [
     `port = ${port}`,
     "listen_addresses = '127.0.0.1'",
@@ -185,14 +190,15 @@ function clusterSettings(port: number, socketDir: string): string {
     'full_page_writes = off',
     'shared_buffers = 16MB',
     'max_connections = 60',
+    ...extra,
     '',
   ].join('\n');
 }
 
 /** A new cluster in `dir`, started, that trusts local connections and replication from 127.0.0.1. */
-function startPrimary(dir: string, port: number, root: string, database: string): void {
+function startPrimary(dir: string, port: number, root: string, database: string, extra: string[]): void {
   runAsEngineUser(`${PG_BIN}/initdb`, ['-D', dir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
-  writeEngineFile(join(dir, 'postgresql.auto.conf'), clusterSettings(port, root));
+  writeEngineFile(join(dir, 'postgresql.auto.conf'), clusterSettings(port, root, extra));
   const hba = 'local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n';
   writeEngineFile(join(dir, 'pg_hba.conf'), hba);
   pgCtl(dir, 'start', ['-l', join(root, 'primary.log')]);
@@ -200,12 +206,12 @@ function startPrimary(dir: string, port: number, root: string, database: string)
 }
 
 /** A streaming replica of the primary on `primaryPort`, in `dir` (`pg_basebackup -R`), not started. */
-function cloneReplica(dir: string, port: number, primaryPort: number, root: string): void {
+function cloneReplica(dir: string, port: number, primaryPort: number, root: string, extra: string[]): void {
   // `-c fast`: a checkpoint at once rather than spread over the checkpoint interval.
   const source = ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres'];
   runAsEngineUser(`${PG_BIN}/pg_basebackup`, [...source, '-D', dir, '-R', '-X', 'stream', '-c', 'fast']);
   const upstream = `primary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres'\n`;
-  writeEngineFile(join(dir, 'postgresql.auto.conf'), clusterSettings(port, root) + upstream);
+  writeEngineFile(join(dir, 'postgresql.auto.conf'), clusterSettings(port, root, extra) + upstream);
 }
 
 /** SIGSTOP or SIGCONT to a cluster's postmaster and every process it started. */
@@ -217,9 +223,10 @@ function signalCluster(dir: string, signal: 'SIGSTOP' | 'SIGCONT'): void {
 
 /**
  * A PostgreSQL 15 primary and a streaming replica of it (`pg_basebackup -R`), each its own
- * cluster on its own port in a temporary directory, with a database `database` on both.
+ * cluster on its own port in a temporary directory, with a database `database` on both; `settings`
+ * (postgresql.conf lines) on both, after the test defaults.
  */
-export async function startReplicaPair(database = 'app'): Promise<ReplicaPair> {
+export async function startReplicaPair(database = 'app', settings: string[] = []): Promise<ReplicaPair> {
   const root = engineDir('replica-pair-');
   const [primaryDir, replicaDir] = [join(root, 'primary'), join(root, 'replica')];
   const [primaryPort, replicaPort] = [await freePort(), await freePort()];
@@ -234,8 +241,8 @@ export async function startReplicaPair(database = 'app'): Promise<ReplicaPair> {
     rmSync(root, { recursive: true, force: true });
   };
   try {
-    startPrimary(primaryDir, primaryPort, root, database);
-    cloneReplica(replicaDir, replicaPort, primaryPort, root);
+    startPrimary(primaryDir, primaryPort, root, database, settings);
+    cloneReplica(replicaDir, replicaPort, primaryPort, root, settings);
     const startReplica = async () => {
       pgCtl(replicaDir, 'start', ['-l', join(root, 'replica.log')]);
       await waitForPort(replicaPort);
