@@ -12,7 +12,7 @@ import { User } from './user.entity.js';
  */
 
 /** `limit` is a checked integer, written into the text for the planner. */
-const keysetAfter = (after: KeysetPosition | null, limit: number, where: 'where' | 'and') =>
+const keysetPageClause = (after: KeysetPosition | null, limit: number, where: 'where' | 'and') =>
   sql`${after ? sql`${raw(where)} (created_at, id) < (${after.createdAt}, ${after.id})` : empty} order by created_at desc, id desc limit ${raw(String(limit))}`;
 
 export async function findOrganizationById(em: Em, id: string): Promise<Organization | null> {
@@ -29,7 +29,10 @@ export async function selectFirstUserByEmail(em: Em, email: string): Promise<Use
 
 /** A keyset walk of `organizations_listing_idx`, so a page never sorts the table. */
 export async function selectOrganizations(em: Em, after: KeysetPosition | null, limit: number): Promise<Organization[]> {
-  const rows = await inUnitOfWork<Record<string, unknown>[]>(em, sql`select * from organizations ${keysetAfter(after, limit, 'where')}`);
+  const rows = await inUnitOfWork<Record<string, unknown>[]>(
+    em,
+    sql`select * from organizations ${keysetPageClause(after, limit, 'where')}`,
+  );
   return rows.map((row) => em.map(Organization, row));
 }
 
@@ -37,7 +40,7 @@ export async function selectOrganizations(em: Em, after: KeysetPosition | null, 
 export async function selectUsers(em: Em, organizationId: string, after: KeysetPosition | null, limit: number): Promise<User[]> {
   const rows = await inUnitOfWork<Record<string, unknown>[]>(
     em,
-    sql`select * from users where organization_id = ${organizationId} ${keysetAfter(after, limit, 'and')}`,
+    sql`select * from users where organization_id = ${organizationId} ${keysetPageClause(after, limit, 'and')}`,
   );
   return rows.map((row) => em.map(User, row));
 }

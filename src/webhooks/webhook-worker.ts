@@ -9,7 +9,7 @@ import { claimDueDeliveries, recordAttempt, releaseClaim, type AttemptOutcome, t
 
 /** The first and its retries. */
 export const MAX_WEBHOOK_ATTEMPTS = 8;
-const CONCURRENCY = 10;
+const MAX_CONCURRENT_DELIVERIES = 10;
 /** A claim outlives its attempt's deadline, resolution included, with room to record it. */
 const LEASE_MARGIN_MS = 20_000;
 
@@ -37,8 +37,8 @@ export function startWebhookWorker(db: Db, config: Config['webhooks'], log: Logg
   // A slow receiver holds one slot, not the others.
   const inFlight = new Set<Promise<void>>();
   const fill = async () => {
-    while (!stopping.signal.aborted && inFlight.size < CONCURRENCY) {
-      const limit = CONCURRENCY - inFlight.size;
+    while (!stopping.signal.aborted && inFlight.size < MAX_CONCURRENT_DELIVERIES) {
+      const limit = MAX_CONCURRENT_DELIVERIES - inFlight.size;
       const token = randomUUID();
       const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
       const claimed = await claimDueDeliveries(db, { token, limit, leaseMs, maxAttempts: MAX_WEBHOOK_ATTEMPTS });
