@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** `signal` aborts on the caller's FIN; `onUndelivered` (a charge's reversal) waits for the response to end unwritten. */
+/** `signal` aborts once the caller leaves (FIN or close); `onUndelivered` (a charge's reversal) needs the response to end unwritten. */
 export interface ClientWatch {
   readonly signal: AbortSignal;
   onUndelivered(callback: () => void): void;

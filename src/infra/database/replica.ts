@@ -42,7 +42,7 @@ const writtenKey = (userId: string) => `replica:written:${userId}`;
 /** Positions are WAL bytes from 0/0. */
 interface WrittenPositions {
   record(userIds: string[], position: number): Promise<void>;
-  /** True when it cannot be known. */
+  /** True when that cannot be known, so the read goes to the primary. */
   ahead(userId: string, replayed: number): boolean | Promise<boolean>;
 }
 
