@@ -1,8 +1,4 @@
-/**
- * Normalization of the person or entity being traced. The records provider compares owner
- * names with the same folding, so `normalizeEntityName` and `normalizePersonNamePart` are
- * exported for it.
- */
+/** The name parts are exported because the records provider must fold owner names the same way. */
 import { ENTITY_SUFFIX_SPELLINGS } from './name-tables.js';
 import { APOSTROPHES, foldUnicode, joinInitialisms, words } from './text.js';
 
@@ -10,10 +6,7 @@ export type ActorInput = { type: 'person'; firstName?: string | null; lastName?:
 
 export type NormalizedActor = { type: 'person'; firstName: string | null; lastName: string | null } | { type: 'entity'; name: string };
 
-/**
- * Returns null for no actor, and also for an actor whose name folds to nothing: there is then
- * nobody to trace and the lookup is by address alone.
- */
+/** Null also when the name folds to nothing: the lookup is then by address alone. */
 export function normalizeActor(a: ActorInput | null | undefined): NormalizedActor | null {
   if (a === null || a === undefined || typeof a !== 'object') return null;
   if (a.type === 'person') {
@@ -28,21 +21,12 @@ export function normalizeActor(a: ActorInput | null | undefined): NormalizedActo
   return null;
 }
 
-/**
- * One part of a person's name (first or last), upper-cased with every non-letter/digit removed,
- * spaces included: `o'brien` → `OBRIEN`, `Mary-Ann` and `Mary Ann` → `MARYANN`,
- * `De La Cruz` and `DeLaCruz` → `DELACRUZ`. Compacting spaces as well as punctuation is the
- * choice that matches the most spellings of one name across record sources.
- */
+/** Spaces go too (`De La Cruz` → `DELACRUZ`): that matches the most spellings across record sources. */
 export function normalizePersonNamePart(s: string): string {
   return foldUnicode(text(s)).replace(/[^\p{L}\p{N}]/gu, '');
 }
 
-/**
- * An organization's name, upper-cased, punctuation folded to spaces (apostrophes dropped,
- * `&` read as AND), whitespace collapsed, and trailing entity designators folded to one form:
- * `Acme Holdings, L.L.C.` → `ACME HOLDINGS LLC`, `Acme Company, Incorporated` → `ACME CO INC`.
- */
+/** `Acme Company, Incorporated` → `ACME CO INC`; `&` is read as AND. */
 export function normalizeEntityName(name: string): string {
   const folded = joinInitialisms(foldUnicode(text(name)).replace(APOSTROPHES, '').replace(/&/gu, ' AND '));
   return foldEntitySuffixes(words(folded.replace(/[^\p{L}\p{N}]+/gu, ' '))).join(' ');

@@ -1,27 +1,22 @@
-/**
- * Delivery lines that open with a box rather than a street: PO boxes, rural routes (Pub 28 §24),
- * highway contract routes (§25) and military units (§23). Their spellings fold into Pub 28's
- * `PO BOX 123`, `RR 2 BOX 45`, `HC 1 BOX 12` and `PSC 1234 BOX 56`. Like the rest of tokenizing this is context-free, and its
- * output folds to itself, so standardizing stays idempotent.
- */
+/** Lines opening with a box (PO, rural route, HC route, military). Output folds to itself, keeping standardizing idempotent. */
 import { BOXED_ROUTE_WORDS, MILITARY_BOX_UNITS, PO_BOX_PREFIXES, ROUTE_PREFIXES, UNIT_NUMBER_WORDS } from './pub28-tables.js';
 import { hasDigit } from './text.js';
 
 interface RouteSpelling {
   standard: string;
   words: readonly string[];
-  /** Only a rural route when a box follows ("ROUTE 2 BOX 45"); otherwise a road ("ROUTE 66"). */
+  /** See BOXED_ROUTE_WORDS. */
   needsBox: boolean;
 }
 
-/** Routes and military units, longest first, so "RURAL ROUTE 2" is not read as "RURAL" followed by "ROUTE 2". */
+/** Longest first, so "RURAL ROUTE 2" is not read as "RURAL" then "ROUTE 2". */
 const ROUTE_SPELLINGS: readonly RouteSpelling[] = [
   ...Object.entries(ROUTE_PREFIXES).flatMap(([standard, prefixes]) => prefixes.map((words) => ({ standard, words, needsBox: false }))),
   ...BOXED_ROUTE_WORDS.map((w) => ({ standard: 'RR', words: [w], needsBox: true })),
   ...MILITARY_BOX_UNITS.map((w) => ({ standard: w, words: [w], needsBox: true })),
 ].sort((a, b) => b.words.length - a.words.length);
 
-/** One-word route spellings, which arrive glued to their number ("RR2", "HC1", "RFD2"). */
+/** One-word spellings arrive glued to their number ("RR2"). */
 const GLUED_ROUTE = new RegExp(
   `^(${ROUTE_SPELLINGS.filter((s) => s.words.length === 1)
     .map((s) => s.words[0])
@@ -34,17 +29,14 @@ const isNumberMarker = (w: string | undefined): boolean => w === '#' || (w !== u
 
 const startsWith = (ws: readonly string[], at: number, prefix: readonly string[]): boolean => prefix.every((w, i) => ws[at + i] === w);
 
-/** Words from `at` on, without the number markers that open them. */
 function afterMarkers(ws: readonly string[], at: number): readonly string[] {
   let i = at;
   while (i < ws.length - 1 && isNumberMarker(ws[i]) && hasDigit(ws[i + 1] ?? '')) i++;
   return ws.slice(i);
 }
 
-/** "BOX # 45 …" → "BOX 45 …"; anything else unchanged. */
 const boxed = (ws: readonly string[]): readonly string[] => (ws[0] === 'BOX' ? ['BOX', ...afterMarkers(ws, 1)] : ws);
 
-/** The route opening `ws` at `at`: its standard, number and the words after them. */
 function routeAt(ws: readonly string[], at: number): { standard: string; number: string; rest: readonly string[] } | undefined {
   for (const spelling of ROUTE_SPELLINGS) {
     if (!startsWith(ws, at, spelling.words)) continue;
@@ -57,13 +49,11 @@ function routeAt(ws: readonly string[], at: number): { standard: string; number:
   return undefined;
 }
 
-/** "RR2" → "RR", "2" at the given position. */
 function splitGluedRoute(ws: readonly string[], at: number): string[] {
   const glued = ws[at] === undefined ? null : GLUED_ROUTE.exec(ws[at]);
   return glued === null ? [...ws] : [...ws.slice(0, at), glued[1], glued[2], ...ws.slice(at + 1)];
 }
 
-/** Folds a PO box, rural route or highway contract route opening the line; other lines come back unchanged. */
 export function foldBoxAddress(input: readonly string[]): string[] {
   const poBox = PO_BOX_PREFIXES.find((p) => startsWith(input, 0, p));
   if (poBox !== undefined) return ['PO', ...boxed(['BOX', ...input.slice(poBox.length)])];

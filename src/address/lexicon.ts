@@ -19,42 +19,35 @@ const STATES = new Map<string, string>([
   ...Object.values(STATE_CODES).map((code): [string, string] => [code, code]),
 ]);
 
-/** Standard suffix abbreviation for a word (STREET → ST), or undefined when it is not a suffix. */
 export const streetSuffix = (w: string): string | undefined => SUFFIXES.get(w);
 
-/** Standard directional (NORTH → N), or undefined. */
 export const directional = (w: string): string | undefined => DIRECTIONALS.get(w);
 
-/** NORTH + EAST → NORTHEAST, or undefined when the pair is not a compound directional. */
 export const compoundDirectional = (first: string, second: string): string | undefined => COMPOUND_DIRECTIONALS[`${first} ${second}`];
 
-/** Standard unit designator (APARTMENT → APT), or undefined. `#` is not a designator here. */
+/** `#` is not a designator here. */
 export const unitDesignator = (w: string): string | undefined => DESIGNATORS.get(w);
 
-/** Whether Pub 28 expects a number after this designator (APT 4) or allows it alone (REAR). */
 export function designatorRequiresRange(w: string): boolean {
   const std = DESIGNATORS.get(w);
   return std !== undefined && UNIT_DESIGNATORS[std].requiresRange;
 }
 
-/** Whether the designator is also written with an ordinal ("28TH FLOOR"). */
 export function designatorTakesOrdinal(w: string): boolean {
   const std = DESIGNATORS.get(w);
   return std !== undefined && UNIT_DESIGNATORS[std].takesOrdinal === true;
 }
 
-/** The number of an ordinal numeral ("42ND" → "42"), or undefined when the word is not one. */
 export const ordinalNumber = (w: string): string | undefined => /^([0-9]+)(?:ST|ND|RD|TH)$/u.exec(w)?.[1];
 
-/** A number written as an ordinal numeral: 1 → 1ST, 42 → 42ND, 112 → 112TH. */
 export function ordinal(digits: string): string {
   const n = Number(digits.slice(-2));
   const ending = n >= 11 && n <= 13 ? 'TH' : (['TH', 'ST', 'ND', 'RD'][n % 10] ?? 'TH');
   return `${digits}${ending}`;
 }
 
-/** Two-letter code for a state written as a code or a name with spaces removed (NEWYORK → NY). */
+/** Takes the name with spaces removed (NEWYORK). */
 export const stateCode = (compact: string): string | undefined => STATES.get(compact);
 
-/** Every spelling of a designator, longest first, for splitting glued forms like APT4. */
+/** Longest first, for splitting glued forms like APT4. */
 export const DESIGNATOR_SPELLINGS_LONGEST_FIRST: readonly string[] = [...DESIGNATORS.keys()].sort((a, b) => b.length - a.length);

@@ -1,10 +1,6 @@
 /**
- * Business-entity designators at the end of an owner name, canonical form → word sequences
- * (after punctuation folding, so `L.L.C.` arrives as `LLC` and `L. L. C.` as `L L C`).
- *
- * A canonical form is also listed as its own spelling (implicitly), so folding is idempotent.
- * Every sequence that ends in a word which itself folds (COMPANY → CO) is listed with both
- * endings, so re-folding an already folded name finds the same longest match.
+ * Sequences ending in a word that itself folds (COMPANY → CO) are listed with both endings, so
+ * re-folding a folded name finds the same longest match (idempotence).
  */
 export const ENTITY_SUFFIX_SPELLINGS: Readonly<Record<string, readonly (readonly string[])[]>> = {
   LLC: [

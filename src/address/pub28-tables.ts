@@ -1,17 +1,11 @@
 /**
- * Lookup tables from USPS Publication 28 (Postal Addressing Standards), kept as plain data so
- * they can be audited against the publication without reading any parsing code.
- *
- * Every table maps a USPS standard abbreviation to the spellings that fold into it. The
- * standard abbreviation always maps to itself, which is what makes standardizing idempotent.
+ * USPS Publication 28 tables, kept as plain data so they can be audited against the publication.
+ * A standard abbreviation always maps to itself, which is what keeps standardizing idempotent.
  */
 
 /**
- * Appendix C1, street suffixes: standard abbreviation → primary name and common spellings.
- *
- * Deviations from the printed table: C1 lists MDW as a spelling of MEADOWS, but MDW is also the
- * standard for MEADOW; a standard must map to itself, so MDW stays MDW. TRLRS is left out because
- * its standard TRLR is also a unit designator (C2) and would then start parsing as a unit.
+ * Appendix C1, with two deviations: MDW stays MDW (it is MEADOW's standard, so it must map to
+ * itself), and TRLRS is left out because TRLR is also a unit designator (C2).
  */
 export const STREET_SUFFIX_SPELLINGS: Readonly<Record<string, readonly string[]>> = {
   ALY: ['ALLEY', 'ALLEE', 'ALLY'],
@@ -230,10 +224,7 @@ export const DIRECTIONAL_SPELLINGS: Readonly<Record<string, readonly string[]>> 
   SW: ['SOUTHWEST'],
 };
 
-/**
- * Two-word directionals (`NORTH EAST`) are joined into the one-word spelling (`NORTHEAST`)
- * before parsing; where it lands (pre/post/name) is decided later like any other word.
- */
+/** Joined before parsing; whether the result is a directional or part of the name is decided later. */
 export const COMPOUND_DIRECTIONALS: Readonly<Record<string, string>> = {
   'NORTH EAST': 'NORTHEAST',
   'NORTH WEST': 'NORTHWEST',
@@ -242,7 +233,7 @@ export const COMPOUND_DIRECTIONALS: Readonly<Record<string, string>> = {
 };
 
 export interface UnitDesignatorSpec {
-  /** Spellings that fold into this designator (the standard abbreviation is implied). */
+  /** The standard abbreviation itself is implied. */
   readonly spellings: readonly string[];
   /** Pub 28 marks some designators as needing a number ("APT 4") and others as standalone ("REAR"). */
   readonly requiresRange: boolean;
@@ -278,11 +269,7 @@ export const UNIT_DESIGNATORS: Readonly<Record<string, UnitDesignatorSpec>> = {
   UPPR: { spellings: ['UPPER'], requiresRange: false },
 };
 
-/**
- * Designators that name the same unit: `APT 4`, `UNIT 4` and `# 4` are one apartment as mailers
- * write it. Every other designator is a unit of its own kind (`STE 4` is not `APT 4`), so only
- * these fold together in the address identity; the first is the one kept.
- */
+/** `APT 4`, `UNIT 4` and `# 4` are one apartment (`STE 4` is not); the identity keeps the first. */
 export const INTERCHANGEABLE_DESIGNATORS: readonly string[] = ['APT', 'UNIT', '#'];
 
 /** Written between a designator and its number ("APT NO 4"); dropped because it carries nothing. */
@@ -293,10 +280,7 @@ export const HIGHWAY_WORDS: readonly string[] = ['HIGHWAY', 'HWY', 'HIGHWY', 'HI
 export const COUNTY_WORDS: readonly string[] = ['COUNTY', 'CNTY', 'CO'];
 export const ROAD_WORDS: readonly string[] = ['ROAD', 'RD'];
 
-/**
- * Rural route (Pub 28 §24) and highway contract route (§25) spellings that open a delivery line,
- * folded into Pub 28's `RR 2 BOX 45` and `HC 1 BOX 12`. A star route is a highway contract route.
- */
+/** Rural route (Pub 28 §24) and highway contract route (§25) spellings; a star route is an HC route. */
 export const ROUTE_PREFIXES: Readonly<Record<string, readonly (readonly string[])[]>> = {
   RR: [
     ['RURAL', 'ROUTE'],
@@ -325,16 +309,10 @@ export const ROUTE_PREFIXES: Readonly<Record<string, readonly (readonly string[]
   ],
 };
 
-/**
- * A bare "ROUTE 2" is a road ("ROUTE 66"); it is a rural route only when a box follows
- * ("ROUTE 2 BOX 45"). So is "RD 2 BOX 45", the old "rural delivery" form still found in records.
- */
+/** A rural route only when a box follows ("ROUTE 2 BOX 45"); otherwise a road ("ROUTE 66"). */
 export const BOXED_ROUTE_WORDS: readonly string[] = ['ROUTE', 'RTE', 'RT', 'RD'];
 
-/**
- * Military addresses (Pub 28 §23) write a unit and a box the same way: `PSC 1234 BOX 56`,
- * `CMR 450 BOX 2345`, `UNIT 2050 BOX 4190` (with APO/FPO/DPO as the city, AA/AE/AP as the state).
- */
+/** Military addresses (Pub 28 §23): `PSC 1234 BOX 56`, with APO/FPO/DPO as the city. */
 export const MILITARY_BOX_UNITS: readonly string[] = ['PSC', 'CMR', 'UNIT'];
 
 /** Suffixes of numbered roads that are not numbered streets: "71 HWY" is highway 71, not "71ST HWY". */

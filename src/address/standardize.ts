@@ -1,10 +1,6 @@
 /**
- * USPS Publication 28 standardization of a US delivery address, enough to make equivalent
- * spellings of one address compare (and hash) equal. No address database is consulted: an
- * address that does not exist standardizes as readily as one that does.
- *
- * Guarantees (covered by property tests): total — never throws, whatever the strings; and
- * idempotent — standardizing the output's line1/city/state/zip5 again yields the same fields.
+ * USPS Pub 28 standardization, enough for equivalent spellings to hash equal; no address database
+ * is consulted. Total and idempotent (property tests).
  */
 import { designatorRequiresRange, directional, ordinal, ordinalNumber, stateCode, streetSuffix, unitDesignator } from './lexicon.js';
 import { ROUTE_SUFFIXES } from './pub28-tables.js';
@@ -20,7 +16,7 @@ export interface AddressInput {
 }
 
 export interface StandardAddress {
-  /** Full delivery line including the secondary unit, e.g. `123 N MAIN ST APT 4`. */
+  /** Includes the secondary unit. */
   line1: string;
   /** House number, with a trailing fraction when present (`123 1/2`). */
   primaryNumber: string | null;
@@ -28,7 +24,7 @@ export interface StandardAddress {
   streetName: string | null;
   suffix: string | null;
   postDirectional: string | null;
-  /** Standard designator of the first secondary unit (`APT`, `STE`, `#`, `REAR`, …). */
+  /** Of the first secondary unit. */
   unitDesignator: string | null;
   /** Everything after the designator: `4`, or `C APT 4` for `BLDG C APT 4`. */
   unitNumber: string | null;
@@ -51,21 +47,17 @@ export function standardizeAddress(a: AddressInput): StandardAddress {
   };
 }
 
-/** Upper case, punctuation folded (`St. Louis` → `ST LOUIS`, `Coeur d'Alene` → `COEUR D ALENE`, as USPS spells it). */
+/** Apostrophes become spaces (`COEUR D ALENE`), as USPS spells it. */
 export function standardizeCity(city: string): string {
   return foldToWords(city, ' ');
 }
 
-/** Two-letter code when the input is a code or a state/territory name; otherwise the folded letters. */
 export function standardizeState(state: string): string {
   const compact = foldToWords(state, '').replaceAll(' ', '');
   return stateCode(compact) ?? compact;
 }
 
-/**
- * Accepts `78701`, `78701-1234`, `787011234`, and 4/8-digit forms whose leading zero a
- * spreadsheet dropped (`2134` → `02134`). Anything else keeps its first five digits.
- */
+/** 4- and 8-digit forms are ZIPs whose leading zero a spreadsheet dropped (`2134` → `02134`). */
 export function standardizeZip(zip: string): { zip5: string; zip4: string | null } {
   let digits = zip.replace(/[^0-9]/gu, '');
   if (digits.length === 4 || digits.length === 8) digits = `0${digits}`;
@@ -78,7 +70,7 @@ function text(value: unknown): string {
   return typeof value === 'number' || typeof value === 'bigint' ? String(value) : '';
 }
 
-/** Words of line1 and line2 as one delivery line, coping with the usual ways CRMs split them. */
+/** Copes with the usual ways CRMs split one delivery line across line1 and line2. */
 function deliveryWords(line1: string, line2: string): string[] {
   const first = tokenizeAddressLine(line1);
   const second = tokenizeAddressLine(line2);
@@ -114,11 +106,7 @@ function takePrimaryNumber(words: readonly string[]): { primaryNumber: string | 
   return fraction === undefined ? { primaryNumber: first, length: 1 } : { primaryNumber: `${first} ${fraction}`, length: 2 };
 }
 
-/**
- * Street words, right to left: post-directional, suffix, pre-directional — each only while a
- * name word would remain, so "100 NORTH ST" keeps NORTH as the name and "45 COURT ST" keeps
- * COURT. Only the last word is ever read as the suffix ("10 AVENUE RD").
- */
+/** Each part is taken only while a name word would remain, so "100 NORTH ST" keeps NORTH as the name. */
 function splitStreet(words: readonly string[]): Pick<DeliveryLine, 'preDirectional' | 'streetName' | 'suffix' | 'postDirectional'> {
   const rest = [...words];
   const postDirectional = rest.length >= 2 ? directional(rest[rest.length - 1]) : undefined;
@@ -136,11 +124,7 @@ function splitStreet(words: readonly string[]): Pick<DeliveryLine, 'preDirection
   };
 }
 
-/**
- * A street named by a number alone is written as its ordinal when it has a suffix, as Pub 28
- * writes numbered streets: "42 ST" → "42ND ST". Without a suffix the number is a grid
- * coordinate ("200 S 300 W" in Salt Lake City), and a numbered road keeps its number ("71 HWY").
- */
+/** "42 ST" → "42ND ST" as Pub 28 writes it; without a suffix it is a grid coordinate ("200 S 300 W"). */
 function numberedStreetName(name: readonly string[], suffix: string | undefined): readonly string[] {
   if (name.length !== 1 || suffix === undefined || ROUTE_SUFFIXES.includes(suffix)) return name;
   const number = /^[0-9]+$/u.test(name[0]) ? name[0] : ordinalNumber(name[0]);
@@ -158,7 +142,7 @@ export function isUnitValue(w: string): boolean {
   return w !== '#' && unitDesignator(w) === undefined && streetSuffix(w) === undefined;
 }
 
-/** Words taken by the unit starting at `i` ("APT 4", "# 4", "REAR", "PH 2"), or 0 if none starts there. */
+/** 0 when no unit starts at `i`. */
 function unitLengthAt(words: readonly string[], i: number): number {
   const w = words[i];
   const next = words[i + 1];
@@ -167,10 +151,7 @@ function unitLengthAt(words: readonly string[], i: number): number {
   return 0;
 }
 
-/**
- * Start of the secondary units: the earliest index (at or after `from`) from which every
- * remaining word belongs to a unit. Computed right to left so long inputs stay linear.
- */
+/** Earliest index from which every remaining word is a unit; right to left so long inputs stay linear. */
 function firstUnitIndex(words: readonly string[], from: number): number {
   const unitsToEnd: boolean[] = new Array<boolean>(words.length + 1).fill(false);
   unitsToEnd[words.length] = true;

@@ -1,8 +1,4 @@
-/**
- * Turns a raw delivery line into canonical words. Everything here is context-free (it does not
- * know where the street or the unit is), so the parser always sees the same words for a line and
- * for its own standardized output, which is what keeps standardizing idempotent.
- */
+/** Context-free on purpose: a line and its standardized output tokenize alike, keeping standardizing idempotent. */
 import { foldBoxAddress } from './box-routes.js';
 import {
   compoundDirectional,
@@ -17,12 +13,10 @@ import { APOSTROPHES, foldUnicode, hasDigit, joinInitialisms, words } from './te
 /** "½" → " 1/2", so "123½" reads as "123 1/2" rather than "1231/2". */
 const VULGAR_FRACTIONS = /[\u00BC-\u00BE\u2150-\u215E]/gu;
 
-/** Words of a delivery line, folded and rewritten into canonical form. */
 export function tokenizeAddressLine(line: string): string[] {
   return rewriteWords(lexWords(line));
 }
 
-/** Character-level pass: case, diacritics, punctuation. `#` becomes a word of its own. */
 function lexWords(line: string): string[] {
   let s = line.replace(VULGAR_FRACTIONS, (f) => ` ${f.normalize('NFKD')}`);
   s = foldUnicode(s).replace(/\u2044/gu, '/');
@@ -33,9 +27,8 @@ function lexWords(line: string): string[] {
 }
 
 /**
- * Hyphens survive only inside words with a digit ("12-34", "4-B"); slashes only between digits
- * ("1/2"). Repeated until stable because splitting a word can leave a piece without a digit
- * whose hyphen must then go too ("AB-C/D1" → "AB-C", "D1" → "AB", "C", "D1").
+ * Hyphens survive only in words with a digit, slashes only between digits. Repeated until stable:
+ * a split can leave a digitless piece whose hyphen must go too ("AB-C/D1" → "AB", "C", "D1").
  */
 function cleanSeparators(word: string): string[] {
   let parts = [word];
@@ -56,11 +49,7 @@ function cleanSeparatorsOnce(w: string): string[] {
   );
 }
 
-/**
- * Word-level rewrites, applied until nothing changes (one can enable another, e.g. splitting
- * "APT4" exposes a designator to the `#` clean-up). Each rewrite only splits, joins or drops in
- * one direction, so a handful of rounds suffices; the cap just guarantees termination.
- */
+/** Repeated until stable because one rewrite can enable another; the cap only guarantees termination. */
 export function rewriteWords(input: readonly string[]): string[] {
   let current = [...input];
   for (let round = 0; round < MAX_REWRITE_ROUNDS; round++) {
@@ -87,7 +76,6 @@ function splitGluedDesignators(ws: readonly string[]): string[] {
   });
 }
 
-/** "NORTH EAST" → "NORTHEAST"; whether it is a directional or a name is decided by the parser. */
 function joinCompoundDirectionals(ws: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < ws.length; i++) {
@@ -98,7 +86,7 @@ function joinCompoundDirectionals(ws: readonly string[]): string[] {
   return out;
 }
 
-/** "28TH FLOOR" and "FLOOR 28TH" → "FLOOR 28": the unit is the floor's number, however it is written. */
+/** "28TH FLOOR" and "FLOOR 28TH" → "FLOOR 28". */
 function foldOrdinalUnits(ws: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < ws.length; i++) {
@@ -118,10 +106,7 @@ function foldOrdinalUnits(ws: readonly string[]): string[] {
   return out;
 }
 
-/**
- * Highway-style names keep their words spelled out (Pub 28 §234), so "HWY 71" and
- * "HIGHWAY 71" agree, as do "CR 12", "CO RD 12" and "COUNTY ROAD 12".
- */
+/** Pub 28 §234, so "HWY 71" and "HIGHWAY 71" agree, as do "CR 12" and "COUNTY ROAD 12". */
 function spellOutHighwayNames(ws: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < ws.length; i++) {
@@ -140,10 +125,7 @@ function spellOutHighwayNames(ws: readonly string[]): string[] {
   return out;
 }
 
-/**
- * Drops unit markers that carry nothing: `#` after a designator ("APT # 4"), before one, or
- * at the end; "NO"/"NUMBER" between a designator (or `#`) and its number ("APT NO 4").
- */
+/** Drops markers that carry nothing: "APT # 4", a trailing `#`, "APT NO 4". */
 function cleanUnitMarkers(ws: readonly string[]): string[] {
   const out: string[] = [];
   ws.forEach((w, i) => {

@@ -3,10 +3,7 @@ import { User } from '../organizations/user.entity.js';
 
 import type { Scope } from '../schema/principal.js';
 
-/**
- * A gateway key (`gk_…`): acts as its owner user within its scopes. Only the SHA-256 of the secret
- * is stored. `createdBy` is `platform` or the issuing key's id; null for keys issued before it was recorded.
- */
+/** Only the SHA-256 of the secret is stored. `createdBy` is null for keys issued before it was recorded. */
 export const ApiKeySchema = defineEntity({
   name: 'ApiKey',
   tableName: 'api_keys',

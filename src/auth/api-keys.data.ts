@@ -6,12 +6,8 @@ import { ApiKey } from './api-key.entity.js';
 import { toDate } from '../common/to-date.js';
 import type { KeysetPosition } from '../common/keyset-page.js';
 
-/**
- * Every read and write of `api_keys`. Other domains ask through these functions (or the
- * service's), never with SQL of their own.
- */
+/** Other domains reach `api_keys` only through these functions or the service's, never with SQL of their own. */
 
-/** An active gateway key with what the request needs of its owner. */
 export interface GatewayKeyOwner {
   id: string;
   keyHash: string;
@@ -40,10 +36,8 @@ function parseScopes(value: Scope[] | string): Scope[] {
 }
 
 /**
- * The active key with this hash, with its owner's role and organization, in one indexed query.
- * The one read of `users` outside the organizations domain: this lookup runs on every gateway
- * request, and asking the organizations domain for the owner would add a second round trip to
- * each of them. It reads only `users.id`, `organization_id` and `role`.
+ * The one read of `users` outside the organizations domain: this runs on every gateway request, and
+ * asking that domain would add a round trip to each. It reads only `id`, `organization_id` and `role`.
  */
 export async function findActiveGatewayKey(db: Db, keyHash: string): Promise<GatewayKeyOwner | null> {
   const rows = await db.rows<GatewayKeyRow>(
@@ -63,7 +57,7 @@ export async function findActiveGatewayKey(db: Db, keyHash: string): Promise<Gat
   };
 }
 
-/** The keys among `ids` that are not revoked (one query for any number of keys: open streams re-check theirs). */
+/** One query for any number of keys: open streams re-check theirs. */
 export async function activeKeyIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const rows = await db.rows<{ id: string }>(
@@ -72,7 +66,7 @@ export async function activeKeyIds(db: Db, ids: readonly string[]): Promise<Set<
   return new Set(rows.map((row) => row.id));
 }
 
-/** A key as listed: what finds it (its hint) and its state, never its secret or hash. */
+/** Never the secret or its hash. */
 export interface ApiKeyView {
   id: string;
   hint: string;
@@ -91,10 +85,7 @@ interface ApiKeyViewRow {
   revoked_at: Date | string | null;
 }
 
-/**
- * A user's keys, revoked ones included, newest first after `after`, at most `limit`: a keyset walk
- * of `api_keys_listing_idx`.
- */
+/** A keyset walk of `api_keys_listing_idx`. */
 export async function selectApiKeysOfUser(db: Db, userId: string, after: KeysetPosition | null, limit: number): Promise<ApiKeyView[]> {
   const rows = await db.rows<ApiKeyViewRow>(
     sql`select id, hint, scopes, created_at, created_by, revoked_at from api_keys
@@ -111,7 +102,6 @@ export async function selectApiKeysOfUser(db: Db, userId: string, after: KeysetP
   }));
 }
 
-/** The hints of a user's active keys (at most the per-user limit of them, but for keys issued before it). */
 export async function selectActiveApiKeyHints(db: Db, userId: string): Promise<string[]> {
   const rows = await db.rows<{ hint: string }>(
     sql`select hint from api_keys where user_id = ${userId} and revoked_at is null order by created_at desc, id desc`,
@@ -119,7 +109,7 @@ export async function selectActiveApiKeyHints(db: Db, userId: string): Promise<s
   return rows.map((row) => row.hint);
 }
 
-/** How many active keys a user holds (`tx`: the issuing transaction, which holds the user's row lock). */
+/** `tx` must hold the user's row lock, so the count stays true until the insert. */
 export async function countActiveApiKeys(tx: Em, userId: string): Promise<number> {
   const statement = sql`select count(*)::int as count from api_keys where user_id = ${userId} and revoked_at is null`;
   const [row] = await tx.execute<{ count: number }[]>(statement.sql, statement.values);
@@ -142,7 +132,7 @@ export async function insertApiKey(
   return key;
 }
 
-/** `id` is a well-formed uuid (the caller checks: a malformed one would be a database error). */
+/** The caller checks `id` is a uuid: a malformed one would be a database error. */
 export async function findApiKeyById(em: Em, id: string): Promise<ApiKey | null> {
   return em.findOne(ApiKey, { id });
 }
@@ -152,11 +142,7 @@ export async function markApiKeyRevoked(em: Em, key: ApiKey): Promise<void> {
   await em.flush();
 }
 
-/**
- * Removes ADMIN from every key of a user lowered to MEMBER, inside the role change's transaction:
- * raised again, the user needs a newly issued key for ADMIN. A key whose only scope was ADMIN
- * would grant nothing, so it is revoked.
- */
+/** Raised again, the user needs a new key for ADMIN. A key left with no scope would grant nothing, so it is revoked. */
 export async function withdrawAdminScope(tx: Em, userId: string): Promise<void> {
   const statement = sql`update api_keys set scopes = array_remove(scopes, 'ADMIN'),
                                revoked_at = case when scopes = array['ADMIN'] then coalesce(revoked_at, now()) else revoked_at end

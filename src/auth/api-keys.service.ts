@@ -19,16 +19,14 @@ import {
 
 export interface IssuedKey {
   id: string;
-  /** The full secret: returned once, at issue, and never stored. */
+  /** Returned once, at issue, and never stored. */
   secret: string;
   hint: string;
   scopes: Scope[];
   createdAt: Date;
-  /** `platform`, or the id of the key that issued this one. */
   createdBy: string;
 }
 
-/** What issuing a key asks for: the user it acts as, its scopes, who issues it, and how many active keys a user may hold. */
 export interface KeyRequest {
   userId: string;
   scopes: readonly Scope[];
@@ -38,9 +36,8 @@ export interface KeyRequest {
 }
 
 /**
- * Issues a key acting as the user. Who may ask for which user is the caller's check (auth.schema).
- * The user's row is locked for the transaction, so concurrent issues for one user take turns:
- * each counts the keys the ones before it committed, and the limit holds under any concurrency.
+ * Who may ask for which user is checked by the caller (auth.schema). The user's row lock makes
+ * concurrent issues take turns, so the per-user limit holds under any concurrency.
  */
 export async function createApiKey(em: Em, request: KeyRequest): Promise<IssuedKey> {
   const scopes = [...new Set(request.scopes)].sort();
@@ -73,18 +70,18 @@ export async function createApiKey(em: Em, request: KeyRequest): Promise<IssuedK
   });
 }
 
-/** A page of a user's keys, newest first, revoked ones included (a lost key is found by its hint); NOT_FOUND for an unknown user. */
+/** Revoked keys are included so a lost key can be found by its hint. */
 export async function listApiKeys(em: Em, sql: Db, userId: string, args: PageArgs): Promise<Page<ApiKeyView>> {
   const user = await getUser(em, userId);
   return listingPage(`api-keys:${user.id}`, args, (after, limit) => selectApiKeysOfUser(sql, user.id, after, limit));
 }
 
-/** The hints of a known user's active keys, newest first (the demo banner shows them). */
+/** For the demo banner. */
 export function activeApiKeyHints(sql: Db, userId: string): Promise<string[]> {
   return selectActiveApiKeyHints(sql, userId);
 }
 
-/** The organization a key's owner belongs to, for the organizationAdmin scope check. */
+/** For the organizationAdmin scope check. */
 export async function organizationOfApiKey(em: Em, keyId: string): Promise<string | null> {
   if (!isUuid(keyId)) return null;
   const key = await findApiKeyById(em, keyId);

@@ -5,14 +5,13 @@ const SECRET_BODY_LENGTH = 40;
 
 export type SecretPrefix = 'gk_' | 'stk_';
 
-/** A new key: prefix + 40 base62 characters (≈ 238 bits), from the CSPRNG. */
 export function generateSecret(prefix: SecretPrefix): string {
   let body = '';
   for (let i = 0; i < SECRET_BODY_LENGTH; i++) body += BASE62[randomInt(BASE62.length)];
   return prefix + body;
 }
 
-/** True when the string has the shape of a key with this prefix (checked before any lookup). */
+/** Checked before any lookup. */
 export function isWellFormedSecret(value: string, prefix: SecretPrefix): boolean {
   return (
     value.length === prefix.length + SECRET_BODY_LENGTH && value.startsWith(prefix) && /^[0-9A-Za-z]+$/.test(value.slice(prefix.length))
@@ -24,17 +23,16 @@ export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
-/** The only part of a key shown after issue: first 8 and last 4 characters. */
+/** The only part of a key shown after issue. */
 export function secretHint(secret: string): string {
   return `${secret.slice(0, 8)}…${secret.slice(-4)}`;
 }
 
-/** Constant-time equality of two secrets of any length (both are hashed first to equal length). */
+/** Hashed first so secrets of any length compare in constant time. */
 export function secretsEqual(a: string, b: string): boolean {
   return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 }
 
-/** Constant-time comparison of a stored hex hash with the hash of a presented secret. */
 export function hashesEqual(storedHex: string, presentedHex: string): boolean {
   const a = Buffer.from(storedHex, 'hex');
   const b = Buffer.from(presentedHex, 'hex');

@@ -3,7 +3,6 @@ import { builder } from '../schema/builder.js';
 import type { Principal, Scope } from '../schema/principal.js';
 import { ScopeEnum } from './auth.schema.js';
 
-/** Who is calling, as `viewer` answers it: ids and a hint, never a secret. */
 export interface Viewer {
   principal: 'user' | 'organization' | 'platform';
   organizationId: string | null;
@@ -13,7 +12,6 @@ export interface Viewer {
   scopes: Scope[];
 }
 
-/** The viewer of an authenticated principal (`viewer` is never reached by an anonymous caller). */
 export function viewerOf(principal: Exclude<Principal, { type: 'anonymous' }>): Viewer {
   switch (principal.type) {
     case 'user':
@@ -72,8 +70,7 @@ builder.queryField('viewer', (t) =>
     type: ViewerRef,
     description:
       'Who is calling: the principal, its organization and user ids, and the key by id and hint, so the holder of a key (the demo keys included) can find its ids. Any credential.',
-    // `anyCredential` is what /graphql checks. READ is the scope the gateway operation `viewer` declares
-    // (a gateway operation names exactly one): reading who you are is a read.
+    // READ is for the gateway operation, which must name exactly one scope.
     authScopes: { anyCredential: true, READ: true },
     resolve: (_parent, _args, ctx) => {
       // authScopes admit no anonymous caller; this narrows the type.

@@ -1,10 +1,7 @@
-/**
- * The admin CLI's only way into the service: GraphQL over HTTP with the platform token. It never
- * opens the database, so it works while a server holds an embedded data dir.
- */
+/** The CLI never opens the database, so it works while a server holds an embedded data dir. */
 import { CliError, EXIT, type ErrorDetail } from './exit-codes.js';
 
-/** A GraphQL document with the types of its result and variables, so each command's call is typed. */
+/** Carries its result and variable types, so each command's call is typed. */
 export interface GraphqlDocument<TData, TVariables> {
   readonly query: string;
   /** Never set: carries the types. */
@@ -22,7 +19,7 @@ interface GraphqlErrorBody {
 
 /** Long enough for a 1000-record import batch on a busy database. */
 export const REQUEST_TIMEOUT_MS = 120_000;
-/** A RATE_LIMITED refusal ran nothing, so the request is sent again after `Retry-After`, this many times at most. */
+/** A RATE_LIMITED refusal ran nothing, so it is safe to resend. */
 const RATE_LIMIT_RETRIES = 5;
 const RETRY_AFTER_MAX_S = 60;
 

@@ -1,4 +1,3 @@
-/** What every command shares: the global options, the client they make, and the mapping of failures to exit codes. */
 import { InvalidArgumentError, type Command } from 'commander';
 import { readDevPlatformToken } from '../infra/dev-platform-token.js';
 import { PlatformClient } from './client.js';
@@ -20,7 +19,6 @@ export interface CommandContext {
   io: CliIo;
 }
 
-/** The outcome of one run, filled in by the action that ran. */
 export interface RunState {
   exitCode: ExitCode;
   out?: Output;
@@ -35,10 +33,7 @@ export function addGlobalOptions(program: Command): Command {
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-/**
- * The development platform token a quick-start service keeps in its data dir (DATA_DIR, default
- * ./data), used when no token is given and the service is on this machine.
- */
+/** Only for a service on this machine: the token is read from its data dir. */
 function localDevToken(url: string, env: CliIo['env']): string | undefined {
   return LOOPBACK.has(new URL(url).hostname) ? readDevPlatformToken(env.DATA_DIR || './data') : undefined;
 }
@@ -59,7 +54,6 @@ function clientFor(options: GlobalOptions, env: CliIo['env']): PlatformClient {
 
 type Action = (context: CommandContext, args: string[], options: Record<string, unknown>) => Promise<ExitCode | void>;
 
-/** A commander action: the command's positional arguments and options, and a context built from the global options. */
 export function action(io: CliIo, state: RunState, run: Action) {
   return async (...params: unknown[]) => {
     const command = params.at(-1) as Command;
@@ -73,7 +67,6 @@ export function action(io: CliIo, state: RunState, run: Action) {
   };
 }
 
-/** A commander argument parser for an integer in [min, max]. */
 export const integerIn = (min: number, max: number) => (value: string) => {
   const integer = Number(value);
   if (!/^-?\d+$/u.test(value.trim()) || !Number.isSafeInteger(integer) || integer < min || integer > max)

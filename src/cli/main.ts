@@ -1,8 +1,4 @@
-/**
- * `npm run admin -- <command>`: provisioning over a running service's `/graphql` with the platform
- * token. Each command group lives in commands/; this file assembles them and maps every outcome
- * to an exit code (exit-codes.ts).
- */
+/** `npm run admin -- <command>`; command groups live in commands/. */
 import { Command, CommanderError } from 'commander';
 import { pathToFileURL } from 'node:url';
 import { creditCommands } from './commands/credits.js';
@@ -53,7 +49,7 @@ export function buildProgram(io: CliIo, state: RunState): Command {
   return program;
 }
 
-/** Runs one command line (without `node` and the script) and returns its exit code. */
+/** `argv` without `node` and the script. */
 export async function runAdmin(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   const state: RunState = { exitCode: EXIT.ok };
   try {

@@ -1,10 +1,10 @@
-/** Where the CLI writes: results on stdout (JSON with --json, aligned text otherwise), notes and errors on stderr. */
+/** Only results go to stdout, so it can be piped; notes and errors go to stderr. */
 import { type CliError } from './exit-codes.js';
 
 export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
-  /** Whether stderr is a terminal: only then is a progress bar drawn. */
+  /** Only then is a progress bar drawn. */
   stderrIsTty: boolean;
   env: Record<string, string | undefined>;
 }
@@ -33,7 +33,6 @@ export class Output {
     readonly json: boolean,
   ) {}
 
-  /** One object: `key  value` lines, or the object as JSON. */
   record(value: Row): void {
     if (this.json) return this.io.stdout(`${JSON.stringify(value)}\n`);
     const width = Math.max(...Object.keys(value).map((k) => k.length));
@@ -44,7 +43,7 @@ export class Output {
     );
   }
 
-  /** Rows under a header of `columns`, or `json` (the whole result) as JSON. */
+  /** With --json, `json` (the whole result) is printed instead. */
   table(rows: readonly Row[], columns: readonly string[], json: unknown = rows): void {
     if (this.json) return this.io.stdout(`${JSON.stringify(json)}\n`);
     if (rows.length === 0) return this.io.stdout('(none)\n');
@@ -53,7 +52,7 @@ export class Output {
     this.io.stdout(cells.map((r) => `${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')}\n`).join(''));
   }
 
-  /** A line for people, on stderr so stdout stays the result; silent with --json. */
+  /** Silent with --json. */
   note(message: string): void {
     if (!this.json) this.io.stderr(`${message}\n`);
   }

@@ -1,14 +1,12 @@
-/** Hashing of canonical JSON: the address key, the trace cache key, an idempotent request's body fingerprint. */
 import { createHash } from 'node:crypto';
 
 export type Json = string | number | boolean | null | readonly Json[] | { readonly [key: string]: Json };
 
-/** SHA-256 hex of `value` as canonical JSON, so equal values hash equally whatever their property order. */
+/** Keys sorted at every level, so equal values hash equally whatever their property order. */
 export function canonicalHash(value: Json): string {
   return createHash('sha256').update(canonicalJson(value)).digest('hex');
 }
 
-/** JSON with object keys sorted at every level. */
 function canonicalJson(value: Json): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;

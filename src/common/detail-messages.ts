@@ -1,11 +1,7 @@
-/**
- * The wording of an error detail's `message`, one per rule whoever checks it (Ajv's keywords on
- * REST, a domain's own checks), so a caller reads one wording whichever route refused the value.
- */
+/** One wording per rule, whether Ajv or a domain check refused the value. */
 
 export const REQUIRED = 'is required';
 
-/** A field no input type declares. */
 export const UNKNOWN_FIELD = 'is not a known field';
 
 const ARTICLE: Record<string, string> = {
@@ -20,10 +16,8 @@ const ARTICLE: Record<string, string> = {
 
 const orList = (words: readonly string[]) => (words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`);
 
-/** A JSON type rule, e.g. `must be a string or null` for `['string', 'null']`. */
 export const mustBeOfType = (types: readonly string[]) => `must be ${orList(types.map((t) => ARTICLE[t] ?? t))}`;
 
-/** An enumeration, naming every allowed value. */
 export const mustBeOneOf = (values: readonly unknown[]) =>
   `must be one of: ${values.map((v) => (v === null ? 'null' : String(v))).join(', ')}`;
 

@@ -1,6 +1,5 @@
 import { GraphQLError } from 'graphql';
 
-/** The `extensions.code` values a GraphQL caller can see. */
 export const GRAPHQL_ERROR_CODES = [
   'UNAUTHENTICATED',
   'FORBIDDEN',
@@ -16,23 +15,16 @@ export const GRAPHQL_ERROR_CODES = [
 export type GraphqlErrorCode = (typeof GRAPHQL_ERROR_CODES)[number];
 
 interface ErrorRow {
-  /** HTTP status on the REST routes. */
   status: number;
-  /** `extensions.code` in GraphQL responses. */
   graphql: GraphqlErrorCode;
-  /** The kind an error that carries only this GraphQL code (graphql-js's, Pothos') stands for. */
+  /** The kind that an error carrying only this code (graphql-js's, Pothos') maps back to. */
   fromGraphql?: true;
   /** Its message is ours, not the error's: the cause is logged, never shown. */
   masked?: true;
-  /** Headers every answer of this kind carries. */
   headers?: Readonly<Record<string, string | number>>;
 }
 
-/**
- * Every error the service answers with, once: its REST name (the key), HTTP status, GraphQL code,
- * and whether it is masked. The REST handler, the HTTP host, Yoga's masking and the skip trace
- * audit all read this table; nothing else maps one vocabulary to another.
- */
+/** The only mapping between the REST and GraphQL error vocabularies; REST, HTTP host, Yoga masking and audit all read it. */
 export const ERRORS = {
   invalid_key: { status: 401, graphql: 'UNAUTHENTICATED', fromGraphql: true },
   insufficient_credits: { status: 402, graphql: 'INSUFFICIENT_CREDITS', fromGraphql: true },
@@ -50,13 +42,12 @@ export const ERRORS = {
   invalid_request: { status: 422, graphql: 'BAD_USER_INPUT', fromGraphql: true },
   idempotency_key_reused: { status: 422, graphql: 'BAD_USER_INPUT' },
   rate_limited: { status: 429, graphql: 'RATE_LIMITED', fromGraphql: true },
-  // Retry-After: a slot frees when any of the key's traces completes, usually within a second.
+  // A slot frees when any of the key's traces completes.
   concurrency_limit: { status: 429, graphql: 'RATE_LIMITED', headers: { 'Retry-After': 1 } },
   internal_error: { status: 500, graphql: 'INTERNAL', fromGraphql: true, masked: true },
   timeout: { status: 504, graphql: 'TIMEOUT', fromGraphql: true },
 } as const satisfies Record<string, ErrorRow>;
 
-/** An error's REST name, e.g. `invalid_request`. */
 export type ErrorKind = keyof typeof ERRORS;
 
 const KINDS = Object.keys(ERRORS) as ErrorKind[];
@@ -73,17 +64,11 @@ export interface ErrorDetail {
   message: string;
 }
 
-/** The header of an answer replayed for a repeated Idempotency-Key. */
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
-/** The message of a masked error: the caller learns only that it was ours. */
 export const MASKED_MESSAGE = 'Unexpected error; retry.';
 
-/**
- * An expected failure, safe to show the caller, in either vocabulary: `extensions.code` on
- * GraphQL, `{"error": {code, message, details}}` with the row's status on REST. Anything else
- * thrown is masked as `internal_error` and logged.
- */
+/** An expected failure, safe to show the caller; anything else thrown is masked as `internal_error` and logged. */
 export class AppError extends GraphQLError {
   readonly details?: ErrorDetail[];
 
@@ -91,7 +76,7 @@ export class AppError extends GraphQLError {
     readonly kind: ErrorKind,
     message: string,
     details?: ErrorDetail[],
-    /** Set when this error is an earlier request's answer replayed (an Idempotency-Key's): that request's id. */
+    /** An Idempotency-Key replay: the id of the request whose answer this is. */
     readonly replayOf?: { requestId: string },
   ) {
     const code = ERRORS[kind].graphql;
@@ -108,10 +93,7 @@ export class AppError extends GraphQLError {
     return this.replayOf ? { ...headers, [REPLAYED_HEADER]: 'true' } : headers;
   }
 
-  /**
-   * The error a GraphQL result carries, as an AppError: ours keep their kind; graphql-js's own
-   * (validation, coercion) and other coded errors take their code's kind; the rest are masked.
-   */
+  /** graphql-js's own errors (validation, coercion) take their code's kind; uncoded ones are masked. */
   static from(error: { message: string; extensions?: Record<string, unknown>; originalError?: unknown }): AppError {
     if (error instanceof AppError) return error;
     if (error.originalError instanceof AppError) return error.originalError;
@@ -121,7 +103,7 @@ export class AppError extends GraphQLError {
     return new AppError(kind, (ERRORS[kind] as ErrorRow).masked ? MASKED_MESSAGE : error.message, details);
   }
 
-  /** The REST body; `requestId` (also in X-Request-Id) lets support find the logs. A replay names the request it replays. */
+  /** `requestId` lets support find the logs; a replay names the original request. */
   toBody(requestId?: string) {
     requestId = this.replayOf?.requestId ?? requestId;
     return {

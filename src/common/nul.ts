@@ -1,12 +1,7 @@
-/** The one wording of the rule, wherever it is checked (REST bodies, GraphQL literals and variables, imported records). */
 export const NUL_MESSAGE = 'Strings must not contain U+0000.';
-/** The same rule as a detail's message, for a field. */
 export const NUL_DETAIL = 'must not contain U+0000';
 
-/**
- * True when a parsed JSON value holds U+0000 in any string or key. PostgreSQL text cannot store
- * it, so such input is refused up front. Iterative, so hostile nesting cannot overflow the stack.
- */
+/** PostgreSQL text cannot store U+0000, so it is refused up front. Iterative, so hostile nesting cannot overflow the stack. */
 export function containsNul(value: unknown): boolean {
   const pending: unknown[] = [value];
   while (pending.length > 0) {

@@ -1,4 +1,4 @@
-/** A PostgreSQL array literal (`{"a","b"}`), so one query parameter carries a whole list. */
+/** So one query parameter carries a whole list. */
 export function pgTextArray(values: readonly string[]): string {
   return `{${values.map((v) => `"${v.replace(/(["\\])/g, '\\$1')}"`).join(',')}}`;
 }

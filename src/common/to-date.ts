@@ -1,2 +1,2 @@
-/** A timestamp column as a Date, whether the driver gave a Date or an ISO string. */
+/** The driver may give a timestamp column as a Date or as an ISO string. */
 export const toDate = (value: Date | string): Date => (value instanceof Date ? value : new Date(value));

@@ -1,15 +1,10 @@
-/**
- * An async iterator fed by pushes, holding undelivered values that weigh at most `max` in all
- * (`weigh`: 1 each unless given, e.g. bytes). Past that `push` answers false and the producer
- * decides (e.g. ends the stream) rather than the queue buffering for a slow consumer.
- */
+/** Past `max` weight, `push` answers false and the producer decides, rather than buffering for a slow consumer. */
 export interface BoundedQueue<T> extends AsyncIterableIterator<T> {
   push(value: T): boolean;
-  /** Finishes after the buffered values. */
+  /** Both finish after the buffered values. */
   end(): void;
-  /** Finishes after the buffered values, with `error`. */
   fail(error: unknown): void;
-  /** The consumer leaving: ends at once, dropping what is buffered and waking a pending `next()`. */
+  /** The consumer leaving: drops what is buffered. */
   return(): Promise<IteratorResult<T>>;
   readonly closed: boolean;
 }

@@ -1,26 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/**
- * Whether the caller is still there to receive the response. `signal` aborts once it is seen
- * leaving (FIN, or the connection closing first): an in-flight slot listens to it. `onUndelivered`
- * runs once the response ended unwritten (a charge's reversal); a FIN alone does not decide that.
- */
+/** `signal` aborts once the caller leaves (FIN or close); `onUndelivered` (a charge's reversal) needs the response to end unwritten. */
 export interface ClientWatch {
   readonly signal: AbortSignal;
   onUndelivered(callback: () => void): void;
-  /** Runs the callback once the response is over, delivered or not (at once if it already is). */
+  /** Delivered or not; at once if already over. */
   onDone(callback: () => void): void;
-  /** How long written bytes have waited without the client taking any (0 while none wait); call it periodically. */
+  /** Progress is sampled on each call, so call it periodically. */
   stalledMs(): number;
-  /** Closes the connection at once (a client that stopped reading, or held a stream too long). */
   disconnect(): void;
 }
 
-/**
- * Listens to the connection only from the first use of `signal`, `onUndelivered` or `onDone`: most
- * requests (reads) never ask, and listeners and a controller per request are measurable CPU.
- */
+/** Listens lazily: most requests never ask, and listeners per request cost measurable CPU. */
 export function watchClient(request: IncomingMessage, response: ServerResponse): ClientWatch {
   return new WatchedClient(request.socket, response);
 }
@@ -31,7 +23,7 @@ class WatchedClient implements ClientWatch {
   #done: Array<() => void> = [];
   #over = false;
   #onEnd: (() => void) | undefined;
-  /** The caller's FIN came before this request: it says nothing about this one (as a listener added now would not hear it). */
+  /** A FIN before this request says nothing about this one. */
   readonly #endedBefore: boolean;
   #lastTaken = 0;
   #progressAt = performance.now();
@@ -61,7 +53,7 @@ class WatchedClient implements ClientWatch {
 
   stalledMs() {
     const now = performance.now();
-    // Bytes the kernel accepted: what was written, less what still waits in the socket's buffers.
+    // Bytes the kernel accepted.
     const taken = this.socket.bytesWritten - this.socket.writableLength;
     if (this.response.writableLength === 0 || taken !== this.#lastTaken) {
       this.#lastTaken = taken;
@@ -74,12 +66,11 @@ class WatchedClient implements ClientWatch {
     this.socket.destroy();
   }
 
-  /** The controller, listening from now on; what happened before is read off the socket and response. */
+  /** What happened before the first call is read off the socket and response. */
   #watch(): AbortController {
     if (this.#controller) return this.#controller;
     this.#controller = new AbortController();
-    // The caller's end of the connection closing (FIN) is the first sign it left: the response
-    // closes only later, once the host gives up on it (or has written it out).
+    // FIN is the first sign the caller left; the response closes only once the host gives up on it.
     if (!this.socket.readableEnded) this.socket.once('end', (this.#onEnd = () => this.#leaving()));
     else if (!this.#endedBefore) this.#leaving();
     if (this.response.closed) this.#closed();

@@ -1,10 +1,6 @@
 import { z } from 'zod';
 
-/**
- * All configuration, read once from the environment at start-up. A bad value stops the
- * process with a message naming the variable (see `loadConfig`). Defaults follow the API
- * reference; the README tables every variable.
- */
+/** Defaults follow the API reference; the README tables every variable. */
 const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
 const int = (def: number, min = 1) => z.preprocess(emptyAsUndefined, z.coerce.number().int().min(min).default(def));
@@ -96,16 +92,13 @@ export interface Config {
   port: number;
   host: string;
   logLevel: Env['LOG_LEVEL'];
-  /** `json` lines (the default), or `pretty`: one readable line per entry, for development. */
   logFormat: Env['LOG_FORMAT'];
-  /** `postgres` when DATABASE_URL is set, else the embedded PGlite under `dataDir`. */
   database:
     | {
         kind: 'postgres';
         url: string;
         poolMax: number;
         preparedStatements?: boolean;
-        /** A streaming replica for feed reads (infra/database/replica.ts); a read it does not answer within `timeoutMs` goes to the primary. */
         replica?: { url: string; timeoutMs: number };
       }
     | { kind: 'embedded'; dataDir: string };
@@ -115,50 +108,32 @@ export interface Config {
     gatewayPerMinute: number;
     authFailuresPerMinute: number;
     platformPerMinute: number;
-    /** A request's headers and body must arrive within this long (408 otherwise). */
     requestBodyTimeoutMs: number;
     skipTracePerMinute: number;
     skipTraceMaxInFlight: number;
     skipTraceTimeoutMs: number;
-    /** The items of one synchronous batch traced at once. */
     skipTraceBatchConcurrency: number;
-    /** Active gateway keys one user may hold; issuing one more is refused. */
     maxKeysPerUser: number;
-    /** A user's marks waiting for their turn on this instance (behind the one running); the next is refused. */
+    /** Marks queued behind the running one, per user and instance. */
     marksMaxInFlightPerUser: number;
   };
-  /**
-   * The feed's sweep: expired rows and rows older than `retentionDays` (0: kept for ever) are
-   * deleted every `intervalMs`, at most `batch` of each per statement.
-   */
+  /** `retentionDays` 0 keeps rows for ever; `batch` is per statement. */
   notificationSweep: { retentionDays: number; intervalMs: number; batch: number };
   skipTrace: {
     cacheTtlDays: number;
-    /** Expired Idempotency-Keys (kept 24 h) are deleted this often, at most `batch` rows per statement. */
     idempotencySweep: { intervalMs: number; batch: number };
-    /** `records`: property records in the database; `http`: the upstream vendor. */
     provider: { kind: 'records' } | { kind: 'http'; url: string; apiKey: string };
-    /**
-     * Jobs: items this instance runs at once; how long an item's claim holds unless renewed (an
-     * instance that dies leaves its items to others once it ran out); how often an idle worker looks for work.
-     */
+    /** An item's claim lasts `leaseMs` unless renewed, so a dead instance's items go to others. */
     jobs: { concurrency: number; leaseMs: number; pollMs: number };
   };
-  /**
-   * Signed webhook deliveries: `allowPrivate` also lets them go to `http://`, loopback and private
-   * addresses (development, tests); retries wait `retryBaseMs` doubled per attempt; an attempt
-   * gets `timeoutMs` to answer; each instance looks for due deliveries every `pollIntervalMs`.
-   */
+  /** `allowPrivate` permits `http://`, loopback and private targets (development, tests); retries back off from `retryBaseMs`. */
   webhooks: { allowPrivate: boolean; retryBaseMs: number; timeoutMs: number; pollIntervalMs: number };
-  /**
-   * Open event streams (watchNotifications) on this instance: per key, user, organization and in
-   * all; a client that takes nothing written to it for `idleTimeoutMs` is disconnected.
-   */
+  /** Per instance; a client that reads nothing for `idleTimeoutMs` is disconnected. */
   streams: { maxPerKey: number; maxPerUser: number; maxPerOrganization: number; maxTotal: number; idleTimeoutMs: number };
-  /** Seeds demo data on first start, only ever into an embedded database. */
+  /** Only ever into an embedded database. */
   seedDemo: boolean;
   trustProxy: boolean;
-  /** The origin callers reach the service at, for the API reference's `servers`; the request's own when unset. */
+  /** For the API reference's `servers`; the request's own origin when unset. */
   publicUrl: string | undefined;
 }
 
@@ -205,8 +180,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   return {
     env: env.NODE_ENV,
     port: env.PORT,
-    // The embedded mode prints live demo keys (and a development platform token): loopback only,
-    // unless HOST says otherwise. A service on PostgreSQL is meant to be reached.
+    // Embedded mode prints live demo keys and a platform token, so it listens on loopback only.
     host: env.HOST ?? (env.DATABASE_URL ? '0.0.0.0' : '127.0.0.1'),
     logLevel: env.LOG_LEVEL,
     logFormat: env.LOG_FORMAT,

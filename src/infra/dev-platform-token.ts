@@ -2,23 +2,20 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/**
- * An embedded data dir's development platform token, made at its first start without
- * INTERNAL_API_TOKEN (outside production) so the quick start can be administered; owner-readable only.
- */
+/** Made on an embedded data dir's first start without INTERNAL_API_TOKEN, so the quick start can be administered. */
 export const DEV_PLATFORM_TOKEN_FILE = 'platform-token';
 
 export interface DevPlatformToken {
   token: string;
-  /** The file holding it; absent for a data dir in memory. */
+  /** Absent for a data dir in memory. */
   path?: string;
-  /** Made by this start (and so shown in full), rather than read from the data dir. */
+  /** Shown in full only when made by this start. */
   created: boolean;
 }
 
 const isInMemory = (dataDir: string) => dataDir.startsWith('memory://');
 
-/** The token kept in `dataDir`, if there is one (the admin CLI reads it too). */
+/** The admin CLI reads it too. */
 export function readDevPlatformToken(dataDir: string): string | undefined {
   if (isInMemory(dataDir)) return undefined;
   try {
@@ -29,7 +26,7 @@ export function readDevPlatformToken(dataDir: string): string | undefined {
   }
 }
 
-/** The data dir's token, made and stored (mode 0600) on its first start. Call with the data dir locked. */
+/** Call with the data dir locked. */
 export function ensureDevPlatformToken(dataDir: string): DevPlatformToken {
   const path = isInMemory(dataDir) ? undefined : join(dataDir, DEV_PLATFORM_TOKEN_FILE);
   const existing = readDevPlatformToken(dataDir);

@@ -1,17 +1,9 @@
-/**
- * Messages to named channels for every instance's listeners: Redis pub/sub, or in process. At most
- * once: while Redis is away messages miss other instances, so `onResume` tells listeners to catch up.
- */
+/** At most once: while Redis is away messages miss other instances, so `onResume` tells listeners to catch up. */
 export interface EventBus {
   publish(channel: string, message: string): Promise<void>;
-  /**
-   * Listens to `channel` until `close` is called. `ready` settles once messages published from now
-   * on are heard (Redis confirmed the subscription), or when it cannot be confirmed (it never rejects).
-   */
+  /** `ready` settles once Redis confirmed the subscription, or it cannot be; it never rejects. */
   subscribe(channel: string, listener: (message: string) => void): Subscription;
-  /** Delivers to this instance's listeners of `channel` only. */
   deliverLocally(channel: string, message: string): void;
-  /** Runs after the bus reconnected to Redis (messages may have been missed meanwhile), with the channels listened to. */
   onResume(listener: (channels: string[]) => void): void;
   close(): void;
 }
@@ -21,7 +13,6 @@ export interface Subscription {
   close(): void;
 }
 
-/** Listener sets per channel: what both buses keep for this instance. */
 export function localChannels() {
   const channels = new Map<string, Set<(message: string) => void>>();
   return {

@@ -3,22 +3,13 @@ import type { EventBus } from './event-bus.js';
 import { redisScript } from './redis-script.js';
 
 /**
- * Recent messages per key, each with an id, so a stream that reconnects with the last id it saw
- * gets what it missed: a Redis stream per key when Redis is configured (every instance reads the
- * same log), else a log in this process. Appending also publishes `<id> <message>` on the key's
- * channel, in one step, so live listeners hear messages in id order.
- *
- * Ids read `<ms>-<seq>` (Redis stream entry ids; the in-process log makes ids of the same form,
- * increasing per key), so they mean the same on every instance.
+ * Lets a reconnecting stream resume from its last id. Appending publishes in the same step, so
+ * listeners hear messages in id order. Ids are Redis stream ids (`<ms>-<seq>`) in both implementations.
  */
 export interface EventLog {
-  /** Appends and publishes; rejects when the log cannot be written (Redis away): nothing was published. */
+  /** On rejection nothing was published. */
   append(key: string, channel: string, message: string): Promise<string>;
-  /**
-   * The key's log from `fromId` on, in order (`fromId`'s entry first), when the log still holds
-   * `fromId` and it is younger than the window; else not found, with `tailId`: an id to resume from
-   * once the reader has re-read. Rejects when the log cannot be read.
-   */
+  /** Not found once `fromId` left the log or the window; `tailId` is then where to resume after a full re-read. */
   readFrom(key: string, fromId: string): Promise<LogRead>;
   close(): void;
 }
@@ -31,9 +22,8 @@ export interface LogEntry {
 }
 
 export interface EventLogLimits {
-  /** Messages kept per key (the oldest go first). */
   maxEntries: number;
-  /** How long a message can be resumed from; a key idle this long is dropped. */
+  /** A key idle this long is dropped. */
   windowMs: number;
 }
 
@@ -41,16 +31,12 @@ export const EVENT_LOG_LIMITS: EventLogLimits = { maxEntries: 1000, windowMs: 5 
 
 const ID = /^(\d{1,15})-(\d{1,15})$/;
 
-/** `raw` as a log id's two numbers, or null when it cannot be one (not `<ms>-<seq>`). */
 export function parseLogId(raw: string): [number, number] | null {
   const match = ID.exec(raw);
   return match ? [Number(match[1]), Number(match[2])] : null;
 }
 
-/**
- * XADD with an exact cap, the window trimmed by MINID (Redis's own clock), the key's TTL renewed,
- * and the PUBLISH, in one script: ids and messages reach listeners in the same order.
- */
+/** One script, so ids and messages reach listeners in the same order; the window uses Redis's own clock. */
 const APPEND = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -60,10 +46,7 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PUBLISH', KEYS[2], id .. ' ' .. ARGV[1])
 return id`;
 
-/**
- * The entries from ARGV[1] on when ARGV[1] is still the log's and within the window; else the tail's
- * id to resume from (an anchor entry, never published or replayed, when the log is empty).
- */
+/** An empty log gets an anchor entry (never published or replayed) so there is always a tail id. */
 const READ_FROM = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -99,10 +82,7 @@ export function createRedisEventLog(redis: Redis, limits: EventLogLimits = EVENT
   };
 }
 
-/**
- * The same log in this process (no Redis): entries younger than the window, at most `maxEntries`
- * per key; a key idle for the window is dropped, so memory follows the keys in use.
- */
+/** Without Redis. Idle keys are dropped, so memory follows the keys in use. */
 export function createLocalEventLog(bus: EventBus, limits: EventLogLimits = EVENT_LOG_LIMITS, now: () => number = Date.now) {
   interface Log {
     entries: Array<LogEntry & { anchor?: true }>;

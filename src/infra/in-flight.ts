@@ -1,10 +1,7 @@
 import { Counter, type Registry } from 'prom-client';
 import { startAtZero } from './metric-series.js';
 
-/**
- * Counts in-flight work per key on this instance; the excess is refused at once rather than
- * queued. `tryAcquire` returns an idempotent release, or null when the key is at its limit.
- */
+/** The excess is refused at once rather than queued. The release is idempotent. */
 export function createInFlightLimiter(max: number) {
   const inFlight = new Map<string, number>();
   return {
@@ -29,10 +26,7 @@ export type InFlightLimiter = ReturnType<typeof createInFlightLimiter>;
 
 const REFUSALS = 'crm_concurrency_refusals_total';
 
-/**
- * Counts one kind of in-flight limit's refusals (429 concurrency_limit) on the app's one counter
- * of them, labelled by `kind` and at zero from the start; returns what to call on each refusal.
- */
+/** Every kind shares one counter, labelled by `kind`. */
 export function concurrencyRefusals(registry: Registry, kind: string): () => void {
   const counter =
     (registry.getSingleMetric(REFUSALS) as Counter<'kind'> | undefined) ??

@@ -1,13 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pino, { type DestinationStream, type Logger } from 'pino';
 
-/** The request being served, carried through every await so that any log line can name it. */
+/** Carried through every await so any log line can name its request. */
 export const requestScope = new AsyncLocalStorage<{ requestId: string }>();
 
-/**
- * A URL as it may be logged: query values replaced, since a caller may put a secret there
- * (`?access_token=…`) even though no credential is ever read from it.
- */
+/** Query values are redacted: a caller may put a secret there even though no credential is read from it. */
 export function urlForLog(url: string): string {
   const query = url.indexOf('?');
   if (query < 0) return url;
@@ -19,10 +16,7 @@ export function urlForLog(url: string): string {
   return `${url.slice(0, query)}?${names.join('&')}`;
 }
 
-/**
- * JSON lines (pino). Every line written while serving a request carries its `reqId`, even through
- * the process-wide logger; requests are logged as method, url and ids, never their credentials.
- */
+/** Lines written while serving a request carry its `reqId`, even through the process-wide logger. */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
@@ -52,10 +46,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 type Bindings = Record<string, unknown>;
 
-/**
- * A request's logger (`request.log`) whose pino child is made only when a line at an enabled level
- * is written: most requests write none, and making a child per request costs measurable CPU.
- */
+/** The pino child is made only when an enabled line is written: most requests write none, and a child costs CPU. */
 class LazyChildLogger {
   #child: Logger | undefined;
   constructor(
@@ -106,7 +97,7 @@ class LazyChildLogger {
   }
 }
 
-/** A child of `parent` with `bindings`, made on first use (see LazyChildLogger); what Fastify's `childLoggerFactory` returns. */
+/** For Fastify's `childLoggerFactory`. */
 export function lazyChildLogger(parent: Logger, bindings: Bindings, options: { level?: string } = {}): Logger {
   if (options.level !== undefined) return parent.child(bindings, options);
   return new LazyChildLogger(parent, bindings, options) as unknown as Logger;

@@ -1,10 +1,6 @@
 import type { Counter, Histogram, LabelValues } from 'prom-client';
 
-/**
- * Creates a labelled metric's series for each of its known label sets, at 0, so that they exist
- * from start-up: PromQL's `increase()` and `rate()` see the first event only when the series was
- * already there before it (a series born at 1 reads as no increase).
- */
+/** PromQL's `increase()` misses the first event of a series born at 1, so series exist at 0 from start-up. */
 export function startAtZero<T extends string, M extends Counter<T> | Histogram<T>>(metric: M, labelSets: Iterable<LabelValues<T>>): M {
   for (const labels of labelSets) {
     if ('zero' in metric) metric.zero(labels);
@@ -13,7 +9,7 @@ export function startAtZero<T extends string, M extends Counter<T> | Histogram<T
   return metric;
 }
 
-/** Every combination of the given label values: `{a: [1, 2], b: [x]}` → `{a: 1, b: x}`, `{a: 2, b: x}`. */
+/** Every combination of the given label values. */
 export function labelSets<T extends string>(values: Record<T, readonly string[]>): LabelValues<T>[] {
   return Object.entries<readonly string[]>(values).reduce<LabelValues<T>[]>(
     (sets, [name, options]) => sets.flatMap((set) => options.map((value) => ({ ...set, [name]: value }))),

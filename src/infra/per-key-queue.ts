@@ -1,23 +1,15 @@
-/** Gives the caller's turn back to its key's queue: the next caller waiting goes on. Idempotent. */
+/** Idempotent. */
 export type ReleaseTurn = () => void;
 
-/** A caller's place in its key's queue. */
 export interface QueuePlace {
-  /** Whether another caller held the key's turn when this one entered (so its work starts later). */
   readonly waited: boolean;
-  /**
-   * Resolves with the release once every caller before this one has released its turn; rejects
-   * with the signal's reason if the caller's signal aborts first (its place is given up).
-   */
+  /** Rejects with the signal's reason if it aborts first, giving the place up. */
   readonly turn: Promise<ReleaseTurn>;
 }
 
-/**
- * One caller at a time per key, the others waiting in this process holding nothing but their place
- * (no connection, no lock). Past `maxWaiting` per key `enter` refuses (null); idle keys take no memory.
- */
+/** Waiters hold nothing but their place (no connection, no lock); idle keys take no memory. */
 export function createPerKeyQueue(maxWaiting: number) {
-  // The callers waiting behind the turn's holder, first in line first; present while the turn is held.
+  // Present while the key's turn is held.
   const lines = new Map<string, Array<() => void>>();
   let waiting = 0;
 
@@ -37,15 +29,13 @@ export function createPerKeyQueue(maxWaiting: number) {
 
   return {
     maxWaiting,
-    /** Keys whose turn is held: idle keys are not kept. */
     get busyKeys(): number {
       return lines.size;
     },
-    /** Callers waiting for their turn, over all keys. */
     get waiting(): number {
       return waiting;
     },
-    /** A place in `key`'s queue, or null when `maxWaiting` callers already wait there. */
+    /** Null when `maxWaiting` callers already wait for `key`. */
     enter(key: string, signal: AbortSignal): QueuePlace | null {
       const line = lines.get(key);
       if (!line) {

@@ -1,12 +1,9 @@
-/** A task run every `intervalMs` in the background, never twice at once; `stop()` waits for a run under way. */
+/** `stop()` waits for a run under way. */
 export interface Periodic {
   stop(): Promise<void>;
 }
 
-/**
- * Runs `task` every `intervalMs` (a run still going when the next is due skips that turn); a
- * failed run goes to `onError` and the next interval tries again. Never keeps the process alive.
- */
+/** A run still going when the next is due skips that turn, so runs never overlap. Never keeps the process alive. */
 export function startPeriodic(task: () => Promise<void>, intervalMs: number, onError: (error: unknown) => void): Periodic {
   let running: Promise<void> | null = null;
   const tick = () => {

@@ -1,13 +1,12 @@
 import type { DestinationStream } from 'pino';
 
-/** pino's numeric levels, by name as shown. */
 const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
-/** Fields every line has, shown in the line's head rather than as key=value. */
+/** Shown in the line's head rather than as key=value. */
 const HEAD_FIELDS = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'reqId', 'err']);
 
 const value = (v: unknown) => (typeof v === 'string' ? (/[\s"=]/.test(v) ? JSON.stringify(v) : v) : JSON.stringify(v));
 
-/** One JSON log line as a line for people: `12:00:01.234 INFO  [reqId] message key=value …`, then an error's stack. */
+/** `12:00:01.234 INFO  [reqId] message key=value …`, then an error's stack. */
 export function prettyLine(json: string): string {
   let entry: Record<string, unknown>;
   try {
@@ -27,10 +26,7 @@ export function prettyLine(json: string): string {
   return `${time} ${level}${request} ${String(entry.msg ?? '')}${fields ? `  ${fields}` : ''}${stack}\n`;
 }
 
-/**
- * `LOG_FORMAT=pretty`: the same log lines, readable in a terminal while developing. Every line is
- * still written (and redacted) by pino first; only its form on `out` changes.
- */
+/** pino still writes and redacts every line first; only its form on `out` changes. */
 export function prettyLogDestination(out: { write(text: string): unknown } = process.stdout): DestinationStream {
   return { write: (line: string) => void out.write(prettyLine(line)) };
 }

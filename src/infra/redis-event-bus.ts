@@ -2,10 +2,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { localChannels, type EventBus } from './event-bus.js';
 
-/**
- * Publishes on the shared connection and listens on a dedicated subscriber connection, as Redis
- * requires; the subscriber reconnects and re-subscribes by itself (ioredis's `autoResubscribe`).
- */
+/** Redis requires a dedicated subscriber connection; ioredis re-subscribes it after reconnecting. */
 export function createRedisEventBus(url: string, publisher: Redis, log: Logger): EventBus {
   const local = localChannels();
   const resumeListeners: Array<(channels: string[]) => void> = [];
@@ -16,7 +13,6 @@ export function createRedisEventBus(url: string, publisher: Redis, log: Logger):
       for (const listener of resumeListeners) listener(channels);
     },
   });
-  /** Per channel listened to: settles when Redis confirmed the subscription. */
   const confirmations = new Map<string, Promise<void>>();
   return {
     publish: publishOrDeliverLocally(publisher, local.deliver, log),
@@ -43,7 +39,6 @@ export function createRedisEventBus(url: string, publisher: Redis, log: Logger):
 
 const ignore = () => undefined;
 
-/** The subscriber connection; `onResumed` runs each time it is back after having been lost. */
 function connectSubscriber(
   url: string,
   log: Logger,
@@ -80,7 +75,7 @@ function connectSubscriber(
   return subscriber;
 }
 
-/** Publishing fails fast while Redis is down: this instance's own listeners are then told directly. */
+/** Publishing fails fast while Redis is down; this instance's listeners are then told directly. */
 function publishOrDeliverLocally(publisher: Redis, deliverLocally: (channel: string, message: string) => void, log: Logger) {
   let warned = false;
   return async (channel: string, message: string) => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
-/** A Lua script run by its SHA1: its text is sent only when Redis does not know it yet (NOSCRIPT). */
+/** The text is sent only when Redis answers NOSCRIPT. */
 export function redisScript(redis: Redis, source: string) {
   const sha = createHash('sha1').update(source).digest('hex');
   return async (keys: string[], args: Array<string | number>): Promise<unknown> => {

@@ -1,10 +1,7 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
-/**
- * The shared Redis connection (rate windows, later locks). Commands fail fast while it is down
- * (no offline queue) so limiters fall back to in-process windows instead of hanging requests.
- */
+/** No offline queue: commands fail fast while Redis is down, so limiters fall back instead of hanging requests. */
 export async function connectRedis(url: string, log: Logger): Promise<Redis> {
   const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true, connectTimeout: 2000 });
   let warned = false;

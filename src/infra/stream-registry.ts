@@ -1,45 +1,34 @@
 import type { Logger } from 'pino';
 import { AppError } from '../common/errors.js';
 
-/**
- * Streams' slots: the open streams of this instance, counted per key, user, organization and in
- * all. A revoked key's streams end at the next re-check (one query for all open keys); a client
- * that stops reading is disconnected after `idleTimeoutMs`; `drain` ends them all.
- */
+/** Per-instance stream slots. Revocation is found by one periodic query for all open keys, not per stream. */
 
-/**
- * Why a stream's lease ended: its key was revoked, the server shuts down, its client fell further
- * behind than a stream may hold for it (`overflow`), or its response is over (`released`).
- */
+/** `overflow`: the client fell further behind than a stream may buffer; `released`: the response is over. */
 export type StreamEndReason = 'revoked' | 'shutdown' | 'overflow' | 'released';
 
-/** Who holds a stream: its slot counts against each of these. */
+/** A slot counts against each of these. */
 export interface StreamOwner {
   keyId: string;
   userId: string;
   organizationId: string;
 }
 
-/** The connection a stream is written to, as the registry watches it (see infra/client-watch.ts). */
+/** See infra/client-watch.ts. */
 export interface StreamClient {
-  /** Runs the callback once the response is over (at once if it already is). */
+  /** At once if the response is already over. */
   onDone(callback: () => void): void;
-  /** How long bytes written to the client have waited without any being taken (0 while it keeps up). */
+  /** 0 while the client keeps up. */
   stalledMs(): number;
-  /** Closes the connection at once. */
   disconnect(): void;
 }
 
-/**
- * One open stream's slot: `signal` aborts (with a StreamEndReason) when the server ends the stream,
- * or when the slot is released, so whatever the stream holds is let go whichever way it ended.
- */
+/** `signal` aborts on release too, so whatever the stream holds is let go whichever way it ended. */
 export interface StreamLease {
   readonly keyId: string;
   readonly signal: AbortSignal;
-  /** Ends the stream for `reason`; `overflow` closes its connection at once. */
+  /** `overflow` closes the connection at once; others get END_GRACE_MS. */
   end(reason: Exclude<StreamEndReason, 'released'>): void;
-  /** Frees the slot; idempotent. */
+  /** Idempotent. */
   release(): void;
 }
 
@@ -48,24 +37,18 @@ export interface StreamRegistryOptions {
   maxPerUser: number;
   maxPerOrganization: number;
   maxTotal: number;
-  /** A client whose connection has taken nothing of what waits for it this long is disconnected. */
   idleTimeoutMs: number;
-  /** How often the keys of open streams are checked, so a revoked key's streams end within about this long. */
+  /** Bounds how long a revoked key's streams live on. */
   recheckMs: number;
-  /** The keys among `keyIds` that may still hold streams (e.g. not revoked). */
   activeKeys: (keyIds: string[]) => Promise<Set<string>>;
   log: Logger;
-  /** Told of each refusal (for a metric). */
   onRefused?: () => void;
 }
 
-/**
- * How long a stream the server ended (revoked, shutdown) may take to deliver its last event before
- * its connection is closed: a client that is not reading never holds a slot or a shutdown.
- */
+/** Time to deliver the last event before the connection closes, so a client not reading cannot hold up a shutdown. */
 export const END_GRACE_MS = 1000;
 
-/** Counts per name (a key, a user, an organization), dropping names that reach zero. */
+/** Drops names that reach zero, so the map stays bounded by open streams. */
 class Tally {
   readonly counts = new Map<string, number>();
   get(name: string) {
@@ -97,7 +80,6 @@ export class StreamRegistry {
     return this.#open.size;
   }
 
-  /** A slot for `owner`'s new stream written to `client`, or `concurrency_limit`; released when the response is over. */
   open(owner: StreamOwner, client: StreamClient): StreamLease {
     this.#admit(owner);
     const lease: Lease = new Lease(owner, client, () => this.#forget(lease));
@@ -108,7 +90,6 @@ export class StreamRegistry {
     return lease;
   }
 
-  /** Ends every open stream and refuses new ones (shutdown). */
   drain() {
     this.#draining = true;
     for (const lease of this.#open) lease.end('shutdown');
@@ -191,7 +172,7 @@ class Lease implements StreamLease {
     this.keyId = owner.keyId;
   }
 
-  /** An arrow function: handed to the client's `onDone` as it is. */
+  /** Arrow function: handed to `onDone` unbound. */
   readonly release = () => {
     if (this.#released) return;
     this.#released = true;

@@ -7,15 +7,12 @@ import { Organization } from './organization.entity.js';
 import { User } from './user.entity.js';
 
 /**
- * Every read and write of `organizations` and `users`. Other domains ask through these functions
- * (or the service's), never with SQL of their own. The skip trace columns of `organizations`
- * (`skip_trace_enabled`, `skip_trace_credits`) are the skip trace domain's to read and change;
- * here the entity maps them and creation sets the first `skip_trace_enabled`. Ids passed in are
- * well-formed uuids (the caller checks: a malformed one would be a database error).
+ * The skip trace columns of `organizations` belong to billing; here only creation sets them. Callers
+ * pass well-formed uuids: a malformed one would be a database error.
  */
 
-/** A keyset bound after `after`, and the page's order and size (`limit` is a checked integer, written into the text for the planner). */
-const keysetAfter = (after: KeysetPosition | null, limit: number, where: 'where' | 'and') =>
+/** `limit` is a checked integer, written into the text for the planner. */
+const keysetPageClause = (after: KeysetPosition | null, limit: number, where: 'where' | 'and') =>
   sql`${after ? sql`${raw(where)} (created_at, id) < (${after.createdAt}, ${after.id})` : empty} order by created_at desc, id desc limit ${raw(String(limit))}`;
 
 export async function findOrganizationById(em: Em, id: string): Promise<Organization | null> {
@@ -26,25 +23,24 @@ export async function findUserById(em: Em, id: string): Promise<User | null> {
   return em.findOne(User, { id });
 }
 
-/** The earliest user with this email, in any organization. */
 export async function selectFirstUserByEmail(em: Em, email: string): Promise<User | null> {
   return em.findOne(User, { email }, { orderBy: { createdAt: 'asc', id: 'asc' } });
 }
 
-/**
- * Up to `limit` organizations after `after`, newest first: a keyset walk of
- * `organizations_listing_idx`, so a page never sorts the table.
- */
+/** A keyset walk of `organizations_listing_idx`, so a page never sorts the table. */
 export async function selectOrganizations(em: Em, after: KeysetPosition | null, limit: number): Promise<Organization[]> {
-  const rows = await inUnitOfWork<Record<string, unknown>[]>(em, sql`select * from organizations ${keysetAfter(after, limit, 'where')}`);
+  const rows = await inUnitOfWork<Record<string, unknown>[]>(
+    em,
+    sql`select * from organizations ${keysetPageClause(after, limit, 'where')}`,
+  );
   return rows.map((row) => em.map(Organization, row));
 }
 
-/** Up to `limit` users of an organization after `after`, newest first (`users_listing_idx`). */
+/** A keyset walk of `users_listing_idx`. */
 export async function selectUsers(em: Em, organizationId: string, after: KeysetPosition | null, limit: number): Promise<User[]> {
   const rows = await inUnitOfWork<Record<string, unknown>[]>(
     em,
-    sql`select * from users where organization_id = ${organizationId} ${keysetAfter(after, limit, 'and')}`,
+    sql`select * from users where organization_id = ${organizationId} ${keysetPageClause(after, limit, 'and')}`,
   );
   return rows.map((row) => em.map(User, row));
 }
@@ -55,7 +51,7 @@ export async function insertOrganization(em: Em, input: { name: string; skipTrac
   return organization;
 }
 
-/** Throws the ORM's UniqueConstraintViolationException for an email already used in the organization. */
+/** A duplicate email in the organization throws UniqueConstraintViolationException. */
 export async function insertUser(
   em: Em,
   input: { organization: Organization; email: string; name: string | null; role: UserRole },
@@ -71,9 +67,7 @@ export async function updateUserRole(tx: Em, user: User, role: UserRole): Promis
 }
 
 /**
- * A user's role, its row locked until the caller's transaction ends (`tx` is that transaction's
- * EntityManager), by one holder at a time: a concurrent role change, or another holder (e.g.
- * another issue of a key for this user), either committed before this read or waits for it.
+ * Held until `tx` ends, so a concurrent role change or key issue either committed first or waits.
  * FOR NO KEY UPDATE, so rows that merely reference the user (FOR KEY SHARE) are never held up.
  */
 export async function lockUserRow(tx: Em, userId: string): Promise<UserRole | null> {
@@ -81,7 +75,7 @@ export async function lockUserRow(tx: Em, userId: string): Promise<UserRole | nu
   return row?.role ?? null;
 }
 
-/** The ids among `ids` (well-formed uuids) that name a user, lower-cased as stored. */
+/** Lower-cased as stored. */
 export async function existingUserIds(em: Em, ids: readonly string[]): Promise<Set<string>> {
   const rows = await inUnitOfWork<{ id: string }[]>(em, sql`select id from users where id = any(${pgTextArray(ids)}::uuid[])`);
   return new Set(rows.map((row) => row.id));

@@ -20,12 +20,10 @@ import {
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-/** Every organization, newest first. */
 export function listOrganizations(em: Em, args: PageArgs): Promise<Page<Organization>> {
   return listingPage('organizations', args, (after, limit) => selectOrganizations(em, after, limit));
 }
 
-/** The users of an organization, newest first; NOT_FOUND for an unknown organization. */
 export async function listUsers(em: Em, organizationId: string, args: PageArgs): Promise<Page<User>> {
   const organization = await getOrganization(em, organizationId);
   return listingPage(`users:${organization.id}`, args, (after, limit) => selectUsers(em, organization.id, after, limit));
@@ -47,12 +45,11 @@ export async function getUser(em: Em, id: string): Promise<User> {
   return user;
 }
 
-/** The earliest user with this email, in any organization, or null (the embedded demo seed finds its user so). */
+/** The embedded demo seed finds its user so. */
 export function findFirstUserByEmail(em: Em, email: string): Promise<User | null> {
   return selectFirstUserByEmail(em, email);
 }
 
-/** The organization of a user, or null for an unknown or malformed id. */
 export async function organizationOfUser(em: Em, userId: string): Promise<string | null> {
   const user = isUuid(userId) ? await findUserById(em, userId) : null;
   return user ? user.organization.id : null;
@@ -82,11 +79,7 @@ export async function createUser(
   }
 }
 
-/**
- * Lowering a role to MEMBER voids the user's ADMIN scope at once (scopes are re-derived from the
- * role on every request) and, in the same transaction, removes ADMIN from the user's keys for
- * good: raised again, the user needs a newly issued key for ADMIN.
- */
+/** Scopes are re-derived per request, so ADMIN goes at once; it is also removed from the keys for good. */
 export async function setUserRole(em: Em, userId: string, role: UserRole): Promise<User> {
   return em.transactional(async (tx) => {
     const user = await getUser(tx, userId);

@@ -1,8 +1,6 @@
 /**
- * The SQL of the property records (`properties`, `property_owners`, `property_persons`): the
- * import's batch write and the records provider's lookup, both raw SQL (set-based statements and
- * a hot path, no entities). The re-keying a migration runs is the migration's own
- * (property-rekey.ts): it must keep working on the tables as they were at that migration.
+ * Raw SQL: set-based batch writes and a hot lookup. The migration's re-keying keeps its own SQL
+ * (property-rekey.ts), since it must work on the tables as they were at that migration.
  */
 import { randomUUID } from 'node:crypto';
 import type { Em } from '../infra/database/orm.js';
@@ -11,7 +9,7 @@ import type { StandardAddress } from '../address/index.js';
 import type { ActorType } from '../skip-trace/input-rules.js';
 import type { TracedPerson } from '../skip-trace/providers/provider.js';
 
-/** A person as stored: names as given (trimmed), plus the folded keys the matcher compares. */
+/** Names as given, plus the folded keys the matcher compares. */
 export interface PersonRow extends TracedPerson {
   firstKey: string | null;
   lastKey: string | null;
@@ -24,17 +22,13 @@ export interface OwnerRow {
   persons: PersonRow[];
 }
 
-/** One property, keyed by its address identity (`addressKey`), with its owners in order. */
 export interface PropertyRecordRow {
   addressKey: string;
   address: StandardAddress;
   owners: OwnerRow[];
 }
 
-/**
- * Upserts each record's property by its address key and replaces its owners, all in one
- * transaction with one statement per table. A later row for an address replaces an earlier one.
- */
+/** One statement per table, in one transaction. A later row for an address replaces an earlier one. */
 export async function replacePropertyRecords(em: Em, records: readonly PropertyRecordRow[]): Promise<void> {
   const byKey = new Map<string, PropertyRecordRow>();
   for (const record of records) byKey.set(record.addressKey, record);
@@ -64,7 +58,6 @@ export async function replacePropertyRecords(em: Em, records: readonly PropertyR
   });
 }
 
-/** Inserts or updates the records' properties; their ids by address key. */
 function upsertProperties(tx: Em, records: PropertyRecordRow[]): Promise<{ id: string; address_key: string }[]> {
   const properties = records.map((r) => ({
     id: randomUUID(),
@@ -87,7 +80,6 @@ function upsertProperties(tx: Em, records: PropertyRecordRow[]): Promise<{ id: s
   );
 }
 
-/** The owner and person rows of the saved properties, in each record's order. */
 function ownerRows(saved: { propertyId: string; record: PropertyRecordRow }[]) {
   const owners: Record<string, unknown>[] = [];
   const persons: Record<string, unknown>[] = [];
@@ -115,10 +107,8 @@ function ownerRows(saved: { propertyId: string; record: PropertyRecordRow }[]) {
   return { owners, persons };
 }
 
-/** One person of one owner of a property, as the records provider matches it. */
 export interface StoredOwnerPerson {
   ownerType: ActorType;
-  /** The entity owner's folded name; null for a person owner. */
   nameKey: string | null;
   person: PersonRow;
 }
@@ -140,10 +130,7 @@ interface OwnerPersonRow {
 /** jsonb arrives parsed from node-postgres, but a driver may hand back the text. */
 const jsonArray = <T>(v: unknown): T[] => (typeof v === 'string' ? (JSON.parse(v) as T[]) : Array.isArray(v) ? (v as T[]) : []);
 
-/**
- * The persons of every owner of the property at `addressKey`, in import order; null when no
- * property has that key (a property without owners has none, which tells the two apart).
- */
+/** Null when no property has the key; a property without owners answers `[]`. */
 export async function findPropertyPersons(db: Db, addressKey: string): Promise<StoredOwnerPerson[] | null> {
   const rows = await db.rows<OwnerPersonRow>(
     sql`select o.type as owner_type, o.name_key, p.id as person_id, p.first_name, p.last_name, p.middle_name,

@@ -15,7 +15,7 @@ const PhoneInput = builder.inputType('PhoneInput', {
   }),
 });
 
-/** The person fields, shared by a person owner and an entity owner's persons. */
+/** Shared by a person owner and an entity owner's persons. */
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 const personFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>) => ({
   firstName: t.string(nameConstraints),

@@ -1,8 +1,4 @@
-/**
- * What makes a property record importable, and the rows it becomes. Accepts `unknown`, because
- * JSON Lines and CSV records arrive untyped; the address and the owners' names follow the trace's
- * rules, in the same words (input-rules.ts).
- */
+/** Takes `unknown`: JSON Lines and CSV records arrive untyped. Addresses and names follow the trace's rules (input-rules.ts). */
 import { atMostItems, mustBeOfType, mustBeOneOf, REQUIRED, UNKNOWN_FIELD } from '../common/detail-messages.js';
 import type { ErrorDetail } from '../common/errors.js';
 import { addressKey, normalizePersonNamePart, standardizeAddress, normalizeEntityName, type AddressInput } from '../address/index.js';
@@ -66,7 +62,7 @@ class Checker {
     return undefined;
   }
 
-  /** Trimmed text, null when absent or blank, undefined when refused. */
+  /** Null when absent or blank, undefined when refused. */
   text(v: unknown, path: string, max = TEXT_MAX_LENGTH): string | null | undefined {
     return checkOptionalText(this.details, v, path, { max, of: 'trimmed' });
   }
@@ -78,16 +74,13 @@ class Checker {
     return v;
   }
 
-  /** Reports fields no input type declares, so a misspelt CSV/JSON field is not dropped silently. */
+  /** So a misspelt CSV/JSON field is not dropped silently. */
   known(o: Obj, fields: readonly string[], path: string): void {
     for (const key of Object.keys(o)) if (!fields.includes(key)) this.fail(`${path}.${key}`, UNKNOWN_FIELD);
   }
 }
 
-/**
- * Digits only, with the US country code dropped from 11-digit numbers. 7..15 digits: shorter is
- * not dialable, longer exceeds E.164.
- */
+/** 7 to 15 digits: shorter is not dialable, longer exceeds E.164. */
 export function normalizePhoneNumber(raw: string): string | null {
   let digits = raw.replace(/\D/gu, '');
   if (digits.length === 11 && digits.startsWith('1')) digits = digits.slice(1);
@@ -180,14 +173,14 @@ function checkRecord(c: Checker, v: unknown, path: string): PropertyRecordRow | 
   return { addressKey: addressKey(address), address, owners: owners.filter((o) => o !== undefined) };
 }
 
-/** Problems with one record, paths relative to it (`owners.0.name`); empty when it can be imported. */
+/** Paths relative to the record (`owners.0.name`). */
 export function checkPropertyRecord(record: unknown): ErrorDetail[] {
   const c = new Checker();
   checkRecord(c, record, 'record');
   return c.details.map((d) => ({ ...d, path: d.path.replace(/^record\.?/u, '') }));
 }
 
-/** The rows of a batch of records (paths `input.3.owners.0.name`), or every problem with them. */
+/** Paths `input.3.owners.0.name`. */
 export function checkPropertyRecords(records: readonly unknown[]): { rows: PropertyRecordRow[]; details: ErrorDetail[] } {
   const c = new Checker();
   const rows = records.map((r, i) => checkRecord(c, r, `input.${i}`));

@@ -1,22 +1,13 @@
 /**
- * Re-keys stored property records with the current address identity, for a migration to run
- * when the identity changes (ADDRESS_KEY_VERSION). A property row keeps the standardized line1,
- * city, state and ZIP it was imported with, so its new key is computed from those columns by
- * standardizing them again: no raw input is needed, and nothing is lost that those columns hold.
- *
- * Rows whose addresses are now one address (the new identity is finer about units, but it reads
- * `200 W 42 ST` and `200 W 42ND ST`, or `RR2 BOX 45` and `RR 2 BOX 45`, as one) are merged into
- * the most recently updated of them, which keeps its owners first; the owners of the others follow
- * in the order of their rows' updates, so no owner is lost. A re-import replaces them all, as for
- * any address. Units merged by an earlier identity (an `APT 4` import that replaced the owners of
- * `FL 4`) cannot be told apart again: the replaced owners were deleted at the time.
+ * Run by a migration when ADDRESS_KEY_VERSION changes: new keys come from re-standardizing the stored
+ * columns, and rows that become one address are merged (docs/architecture.md, "Re-keying property records").
  */
 import { addressKey, standardizeAddress } from '../address/index.js';
 
-/** Runs one statement in the caller's transaction; `?` placeholders, jsonb passed as JSON text. */
+/** The migration's own executor: `?` placeholders, jsonb passed as JSON text. */
 export type Execute = (sql: string, params?: unknown[]) => Promise<unknown[]>;
 
-/** Rows standardized and written per round trip, bounding memory whatever the table's size. */
+/** Bounds memory whatever the table's size. */
 const BATCH = 1000;
 
 interface StoredProperty {
@@ -69,7 +60,7 @@ export async function rekeyPropertyRecords(execute: Execute): Promise<{ properti
   return { properties, merged };
 }
 
-/** Moves the owners of rows that now share a key onto the newest of them, then deletes the others. */
+/** The newest row survives with its owners first, so no owner is lost. */
 async function mergeSameAddresses(execute: Execute): Promise<number> {
   await execute(`create temp table property_rekey_rank on commit drop as
     select r.id,

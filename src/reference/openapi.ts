@@ -1,7 +1,6 @@
 /**
- * The OpenAPI 3.1 document (`GET /openapi.json`), built at start-up from the registered routes'
- * declarations and the error table, with the JSON Schemas discovery publishes; their `$defs` become
- * shared components, and the dialect is declared once (2020-12 forbids `$schema` below a root).
+ * Built from the routes' declarations and the error table, so it cannot drift from them. The dialect
+ * is declared once because 2020-12 forbids `$schema` below a root.
  */
 import { ERRORS, type ErrorKind } from '../common/errors.js';
 import type { Caller } from '../schema/principal.js';
@@ -10,7 +9,6 @@ import type { RestRoute } from '../http/rest/rest-route.js';
 import { IDEMPOTENCY_KEY_HEADER } from '../http/rest/idempotency-key.js';
 import type { DocumentedRoute } from '../http/documented-route.js';
 
-/** The version of the API the document describes (its paths are under `/api/v1`). */
 const API_VERSION = '1.0.0';
 
 export interface OpenApiSources {
@@ -20,7 +18,7 @@ export interface OpenApiSources {
 
 type OpenApiObject = Record<string, unknown>;
 
-/** Each credential kind, as a bearer scheme: the key's prefix tells them apart. */
+/** All bearer schemes: the key's prefix tells them apart. */
 const CREDENTIALS: Record<string, { scheme: string; description: string }> = {
   'gateway key': {
     scheme: 'gatewayKey',
@@ -36,7 +34,7 @@ const schemeOf = (credential: string) =>
   CREDENTIALS[credential]?.scheme ??
   credential.replace(/[^A-Za-z0-9]+(.)?/g, (_separator, next: string | undefined) => (next ?? '').toUpperCase());
 
-/** What each error means, for the responses' descriptions; a row without one is named by its code. */
+/** A row without a meaning is described by its code. */
 const MEANINGS: Partial<Record<ErrorKind, string>> = {
   invalid_key: 'credential missing, malformed, unknown or revoked',
   insufficient_credits: "the organization's balance is zero",
@@ -56,9 +54,8 @@ const MEANINGS: Partial<Record<ErrorKind, string>> = {
   timeout: 'not finished in time; retry',
 };
 
-/** Errors any route can answer with: the HTTP host's own (common/errors.ts rows the host uses). */
+/** The HTTP host's own, possible on any route. */
 const HOST_ERRORS: readonly ErrorKind[] = ['invalid_request', 'request_timeout', 'payload_too_large', 'internal_error'];
-/** Errors every declared REST route can answer with besides the host's: credential, window, media type. */
 const REST_ERRORS: readonly ErrorKind[] = ['invalid_key', 'rate_limited', 'unsupported_media_type'];
 
 const ERROR_BODY: JsonSchema = {
@@ -102,11 +99,10 @@ const HEADERS: Record<string, OpenApiObject> = {
 };
 const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
-/** The schemas of one document: `$defs` of every embedded schema become shared components. */
+/** `$defs` of every embedded schema become shared components. */
 class Components {
   readonly schemas: Record<string, JsonSchema> = { Error: ERROR_BODY };
 
-  /** The schema as it reads inside the document: no `$schema`, `$defs` hoisted, refs rewritten. */
   embed(schema: JsonSchema): JsonSchema {
     const { $schema: _dialect, $defs, ...rest } = schema as JsonSchema & { $defs?: Record<string, JsonSchema> };
     for (const [name, definition] of Object.entries($defs ?? {})) this.add(name, definition);
@@ -133,7 +129,6 @@ function rewriteRefs(value: unknown): unknown {
   );
 }
 
-/** One response per status, naming the codes it may carry. */
 function errorResponses(kinds: readonly ErrorKind[], rateLimited: boolean): Record<string, OpenApiObject> {
   const byStatus = new Map<number, ErrorKind[]>();
   for (const kind of new Set(kinds)) byStatus.set(ERRORS[kind].status, [...(byStatus.get(ERRORS[kind].status) ?? []), kind]);
@@ -172,9 +167,8 @@ const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
 function restOperation(route: RestRoute<Caller>, components: Components): OpenApiObject {
   const reference = route.reference ?? {};
   for (const [name, schema] of Object.entries(reference.components ?? {})) components.add(name, schema);
-  // GET declarations take query parameters and no body.
   const hasBody = route.method !== 'GET';
-  // Embedded in this order, which is the order of the document's components.
+  // This order is the order of the document's components.
   const parameters = restParameters(route, components);
   const content = successContent(route, components);
   const body = hasBody && !reference.noBody && requestBody(route, components);
@@ -200,7 +194,6 @@ function restOperation(route: RestRoute<Caller>, components: Components): OpenAp
   };
 }
 
-/** The request body: JSON, and the other media types the route reads as text. */
 function requestBody(route: RestRoute<Caller>, components: Components): OpenApiObject {
   const reference = route.reference ?? {};
   const content: OpenApiObject = {
@@ -228,7 +221,6 @@ function restErrors(route: RestRoute<Caller>, hasBody: boolean): ErrorKind[] {
   ];
 }
 
-/** A route's path parameters (`{id}` in its path), each required. */
 const pathParameters = (parameters: Record<string, { description: string; schema: JsonSchema }> | undefined, components: Components) =>
   Object.entries(parameters ?? {}).map(([name, p]) => ({
     name,
@@ -238,7 +230,6 @@ const pathParameters = (parameters: Record<string, { description: string; schema
     schema: components.embed(p.schema),
   }));
 
-/** The request id, the route's request headers and its query's properties. */
 function restParameters(route: RestRoute<Caller>, components: Components): OpenApiObject[] {
   const reference = route.reference ?? {};
   const querySchema = route.query ?? reference.query;
@@ -268,7 +259,6 @@ function restParameters(route: RestRoute<Caller>, components: Components): OpenA
   ];
 }
 
-/** The 200 response's content: JSON, and the route's streams by media type. */
 function successContent(route: RestRoute<Caller>, components: Components): OpenApiObject {
   const reference = route.reference ?? {};
   const content: OpenApiObject = reference.response ? json(components.embed(reference.response)) : json({});
@@ -284,7 +274,6 @@ function successContent(route: RestRoute<Caller>, components: Components): OpenA
   return content;
 }
 
-/** The 200 response's headers: the request id, the window's, and those the route declares. */
 function successHeaders(route: RestRoute<Caller>, components: Components): OpenApiObject {
   const declared = {
     ...Object.fromEntries(
@@ -332,7 +321,7 @@ function documentedOperation(route: DocumentedRoute, components: Components): Op
   };
 }
 
-/** `POST /api/v1/skiptrace` → `postApiV1Skiptrace`: unique per method and path. */
+/** Unique per method and path: `POST /api/v1/skiptrace` → `postApiV1Skiptrace`. */
 const operationIdOf = (method: string, path: string) =>
   method.toLowerCase() +
   path
@@ -341,7 +330,6 @@ const operationIdOf = (method: string, path: string) =>
     .map((part) => part[0].toUpperCase() + part.slice(1))
     .join('');
 
-/** REST routes are grouped by their product: the gateway or skip trace. */
 const tagOf = (path: string) => (path.startsWith('/api/v1/skiptrace') ? 'Skip trace' : 'Notifications gateway');
 
 export function buildOpenApiDocument(sources: OpenApiSources): OpenApiObject {

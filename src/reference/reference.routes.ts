@@ -7,17 +7,14 @@ import { selfOnlyContentSecurityPolicy } from '../http/content-security-policy.j
 import type { DocumentedRoute } from '../http/documented-route.js';
 import { buildOpenApiDocument, type OpenApiSources } from './openapi.js';
 
-/**
- * Scalar's standalone bundle (one self-contained script), served from node_modules by this
- * service. Its package does not export the file, so it is found beside the package's entry point.
- */
+/** The package does not export the file, so it is found beside the entry point. */
 const SCALAR_BUNDLE = join(dirname(createRequire(import.meta.url).resolve('@scalar/api-reference')), 'browser', 'standalone.js');
-/** The bundle's `@font-face` rules fetch fonts from Scalar's host whatever the options say: they are cut. */
+/** Cut: these rules fetch fonts from Scalar's host whatever the options say. */
 const FOREIGN_FONT_FACE = /@font-face \{[^}]*?https?:\/\/[^}]*?\}/g;
 let scalarBundle: Promise<string> | undefined;
 const loadScalarBundle = () => (scalarBundle ??= readFile(SCALAR_BUNDLE, 'utf8').then((text) => text.replace(FOREIGN_FONT_FACE, '')));
 
-/** The page and its two scripts are files of this service (no inline script); nothing else may load. */
+/** The page and its scripts are this service's files (no inline script), so nothing else need load. */
 const DOCS_CONTENT_SECURITY_POLICY = selfOnlyContentSecurityPolicy();
 
 const DOCS_PAGE = `<!doctype html>
@@ -39,8 +36,8 @@ const DOCS_PAGE = `<!doctype html>
 `;
 
 /**
- * Fonts, telemetry and Scalar's hosted services off: the page works from this service alone. Not
- * `#api-reference`: the bundle mounts a second, unconfigured reference on that id by itself.
+ * Hosted services off, so the page works from this service alone. Not `#api-reference`: the bundle
+ * mounts a second, unconfigured reference on that id by itself.
  */
 const DOCS_INIT = `Scalar.createApiReference('#reference', ${JSON.stringify({
   url: '/openapi.json',
@@ -57,7 +54,6 @@ const DOCS_INIT = `Scalar.createApiReference('#reference', ${JSON.stringify({
 
 const ASSET_MAX_AGE = 'public, max-age=3600';
 
-/** The reference's own routes, as it documents them. */
 export const referenceRoutesReference: readonly DocumentedRoute[] = [
   {
     method: 'GET',
@@ -77,14 +73,11 @@ export const referenceRoutesReference: readonly DocumentedRoute[] = [
   },
 ];
 
-/** A Host a server URL may carry: a DNS name, or an IPv4 or bracketed IPv6 literal, and a port. */
+/** A DNS name or IP literal, and a port: anything else is never echoed into `servers`. */
 const PLAIN_HOST =
   /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]{2,45}\])(?::\d{1,5})?$/i;
 
-/**
- * The document's `servers`: the public URL, else the origin the caller reached, so code samples name
- * the host. A Host that is not a plain host name gets a relative server, never what it sent.
- */
+/** The caller's origin, so code samples name the host; a Host that is not plain gets a relative server. */
 function serverOf(request: FastifyRequest, publicUrl: string | undefined) {
   if (publicUrl) return { url: publicUrl, description: 'This service.' };
   const host = request.host;
@@ -93,18 +86,14 @@ function serverOf(request: FastifyRequest, publicUrl: string | undefined) {
   return { url: '/', description: 'This service (the origin this document was fetched from).' };
 }
 
-/**
- * `GET /openapi.json` and `GET /docs` (with its two scripts), public. The document is built once,
- * when the app is ready, from every route registered by then; only `servers` is written per request.
- */
+/** Public. The document is built once; only `servers` is written per request. */
 export function registerReferenceRoutes(app: FastifyInstance, sources: () => OpenApiSources, publicUrl: string | undefined) {
   let document: ((servers: object[]) => string) | undefined;
-  // Built at the first request, not at start-up (no request needs it to be served): every route is
-  // registered by then, since none can be added once the server is ready.
+  // Built at the first request, not at start-up: every route is registered by then.
   const withServers = (servers: object[]) => {
     if (!document) {
       const { openapi, ...rest } = buildOpenApiDocument(sources());
-      // Serialized once: the per-request part is spliced in after `openapi`, where OpenAPI puts it.
+      // `servers` is spliced in after `openapi`, where OpenAPI puts it.
       const head = `{"openapi":${JSON.stringify(openapi)},"servers":`;
       const tail = `,${JSON.stringify(rest).slice(1)}`;
       document = (inner) => head + JSON.stringify(inner) + tail;

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { allowOnly } from '../http/server.js';
 import type { DocumentedRoute } from '../http/documented-route.js';
 
-/** Where a newcomer looks first: the same paths the start-up banner prints. */
+/** The same paths the start-up banner prints. */
 export const SERVICE_INDEX = {
   name: 'CRM developer API',
   docs: '/docs',
@@ -11,7 +11,7 @@ export const SERVICE_INDEX = {
   operations: '/api/v1/operations',
 } as const;
 
-/** `GET /`: the service's name and where its reference, OpenAPI document, GraphQL and discovery are. Public. */
+/** Public. */
 export function registerServiceIndex(app: FastifyInstance) {
   app.get('/', async () => SERVICE_INDEX);
   allowOnly(app, '/', ['GET']);
@@ -19,7 +19,6 @@ export function registerServiceIndex(app: FastifyInstance) {
 
 const PATH = { type: 'string' } as const;
 
-/** `GET /` as the API reference documents it. */
 export const serviceIndexReference: DocumentedRoute = {
   method: 'GET',
   path: '/',

@@ -1,9 +1,4 @@
-/**
- * One attempt of a webhook delivery: a signed POST to a target whose addresses were just checked,
- * connected to one of those very addresses (the socket's `lookup` hands them over instead of
- * resolving the name again, so nothing can rebind the name between check and connect). Redirects
- * are never followed (node:http does not), and the response body is read only up to an excerpt.
- */
+/** Connects to the checked addresses themselves, so the name cannot be rebound between check and connect. */
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
@@ -11,10 +6,9 @@ import { Webhook } from 'standardwebhooks';
 import type { AttemptOutcome } from './webhooks.data.js';
 import type { WebhookTarget } from './webhook-url.js';
 
-/** How much of a response body is read, and kept for the delivery's record. */
+/** Also how much of a response body is read. */
 export const EXCERPT_CHARS = 200;
 
-/** What is signed and sent: the event's id (`webhook-id`), type, when it happened and its data. */
 export interface WebhookMessage {
   id: string;
   type: string;
@@ -22,7 +16,7 @@ export interface WebhookMessage {
   data: unknown;
 }
 
-/** The body and the Standard Webhooks headers of one attempt, signed with `secret` (`whsec_…`). */
+/** Standard Webhooks headers. */
 export function signedRequest(message: WebhookMessage, secret: string, now = new Date()) {
   const body = JSON.stringify({ type: message.type, timestamp: message.createdAt.toISOString(), data: message.data });
   return {
@@ -36,7 +30,6 @@ export function signedRequest(message: WebhookMessage, secret: string, now = new
   };
 }
 
-/** A `lookup` that answers only the checked addresses, in the form `net.connect` asked for. */
 function pinnedLookup(target: WebhookTarget): LookupFunction {
   return (_hostname, options, callback) => {
     if (options.all) callback(null, target.addresses);
@@ -46,17 +39,14 @@ function pinnedLookup(target: WebhookTarget): LookupFunction {
 
 const shorten = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, EXCERPT_CHARS);
 
-/** Why nothing answered, in a few words (never a stack). */
+/** Never a stack. */
 function noAnswer(error: unknown, signal: AbortSignal): string {
   if (signal.aborted) return 'no answer in time';
   const code = (error as NodeJS.ErrnoException).code;
   return shorten(code ? `no answer: ${code}` : `no answer: ${(error as Error).message}`);
 }
 
-/**
- * Sends one attempt and tells how it ended: delivered on a 2xx; any other status (a redirect
- * included) or no answer before `signal` aborts is a failure to retry.
- */
+/** Only a 2xx delivers; a redirect is a failure (node:http never follows one). */
 export function sendWebhook(
   target: WebhookTarget,
   request: { body: string; headers: Record<string, string> },

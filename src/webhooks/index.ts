@@ -1,4 +1,4 @@
-/** What other domains use of webhooks: the URL check, the secret's presence, queued deliveries and their state. */
+/** What other domains may use of webhooks. */
 export { checkWebhookUrl, type Resolve, type WebhookUrlGuard, type WebhookUrlOptions } from './webhook-url.js';
 export { ensureWebhookSecret } from './webhooks.service.js';
 export { enqueueWebhook, webhookDeliveryInsert, webhookStateOf, type WebhookDelivery, type WebhookState } from './webhooks.data.js';

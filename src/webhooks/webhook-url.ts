@@ -1,9 +1,4 @@
-/**
- * Where a webhook may be sent: `https://` to a host whose every address is public, after name
- * resolution. With `allowPrivate` (SKIPTRACE_WEBHOOK_ALLOW_PRIVATE, for development and tests)
- * also `http://`, loopback and private addresses. Link-local addresses (the cloud metadata
- * service at 169.254.169.254), unspecified, multicast and reserved ones are refused either way.
- */
+/** The SSRF guard: every resolved address must be public (docs/architecture.md, "The address guard"). */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -11,37 +6,34 @@ import { AppError } from '../common/errors.js';
 
 declare module '../schema/context.js' {
   interface Services {
-    /** `checkWebhookUrl` with this instance's options (SKIPTRACE_WEBHOOK_ALLOW_PRIVATE, the resolver). */
     webhookUrls: WebhookUrlGuard;
   }
 }
 
-/** A host name's addresses, as the system resolver (or a test's) gives them. */
 export type Resolve = (hostname: string) => Promise<string[]>;
 
 export interface WebhookUrlOptions {
   allowPrivate: boolean;
-  /** Defaults to the system resolver (`getaddrinfo`, as a connection would resolve the name). */
+  /** Defaults to `getaddrinfo`, as a connection would resolve the name. */
   resolve?: Resolve;
 }
 
-/** An address a connection may be made to, as `net.connect`'s `lookup` hands it on. */
+/** In the form `net.connect`'s `lookup` hands on. */
 export interface CheckedAddress {
   address: string;
   family: 4 | 6;
 }
 
-/** A URL that may be called, with the addresses its host resolved to, every one of them checked. */
 export interface WebhookTarget {
   url: URL;
   addresses: CheckedAddress[];
 }
 
-/** Why a URL may not be called, in words for the caller (and the delivery's record). */
+/** Its message is shown to the caller and recorded on the delivery. */
 export class WebhookUrlRefusal extends Error {}
 
 const MAX_URL_LENGTH = 2048;
-/** Name resolution that takes longer than this is treated as a failure: the caller is waiting. */
+/** The caller is waiting. */
 const RESOLVE_TIMEOUT_MS = 5000;
 
 const PUBLIC_RANGES = new Set(['unicast']);
@@ -50,7 +42,6 @@ const PRIVATE_RANGES = new Set(['unicast', 'loopback', 'private', 'uniqueLocal',
 export const systemResolve: Resolve = async (hostname) =>
   (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
-/** Why `address` may not be connected to, or null when it may. */
 export function addressRefusal(address: string, allowPrivate: boolean): string | null {
   let ip: ipaddr.IPv4 | ipaddr.IPv6;
   try {
@@ -59,7 +50,7 @@ export function addressRefusal(address: string, allowPrivate: boolean): string |
     return `${address} is not an IP address`;
   }
   if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) {
-    // An IPv4 address in IPv6 clothing reaches the IPv4 host: judged as that host, and never public.
+    // Reaches the IPv4 host, so it is judged as that host, and never public.
     if (!allowPrivate) return `${address} is an IPv4-mapped IPv6 address`;
     ip = (ip as ipaddr.IPv6).toIPv4Address();
   }
@@ -94,11 +85,7 @@ function parseWebhookUrl(text: string, allowPrivate: boolean): URL {
   return url;
 }
 
-/**
- * The URL's host resolved, and every address checked; throws a `WebhookUrlRefusal` saying why not.
- * The URL parser has already turned numeric hosts (`2130706433`, `0x7f.1`, `0177.0.0.1`) into
- * dotted form, so a literal is checked as the address it is.
- */
+/** The URL parser already turned numeric hosts (`2130706433`, `0x7f.1`) into dotted form, so literals are checked as what they are. */
 export async function resolveWebhookTarget(text: string, options: WebhookUrlOptions): Promise<WebhookTarget> {
   const url = parseWebhookUrl(text, options.allowPrivate);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -114,11 +101,7 @@ export async function resolveWebhookTarget(text: string, options: WebhookUrlOpti
   return { url, addresses };
 }
 
-/**
- * Throws `422 invalid_request` (details path `webhookUrl`) unless the URL may receive webhooks:
- * `https://` to a public address after name resolution (see `WebhookUrlOptions.allowPrivate`).
- * Answers the URL as the parser normalized it.
- */
+/** Answers the URL as the parser normalized it. */
 export async function checkWebhookUrl(text: string, options: WebhookUrlOptions): Promise<string> {
   try {
     return (await resolveWebhookTarget(text, options)).url.href;
@@ -129,10 +112,9 @@ export async function checkWebhookUrl(text: string, options: WebhookUrlOptions):
   }
 }
 
-/** The URL check bound to one instance's options, which its deliveries check with too. */
+/** One instance's options, shared by its deliveries so both checks agree. */
 export interface WebhookUrlGuard {
   options: WebhookUrlOptions;
-  /** `checkWebhookUrl` with these options. */
   check(url: string): Promise<string>;
 }
 

@@ -7,23 +7,18 @@ import { sendWebhook, signedRequest } from './delivery.js';
 import { resolveWebhookTarget, WebhookUrlRefusal, type WebhookUrlOptions } from './webhook-url.js';
 import { claimDueDeliveries, recordAttempt, releaseClaim, type AttemptOutcome, type ClaimedDelivery } from './webhooks.data.js';
 
-/** Attempts of one delivery, at most (the first and its retries). */
+/** The first and its retries. */
 export const MAX_WEBHOOK_ATTEMPTS = 8;
-/** Deliveries one instance sends at once. */
-const CONCURRENCY = 10;
-/** A claim outlives its attempt's deadline (resolution included) with room to record it. */
+const MAX_CONCURRENT_DELIVERIES = 10;
+/** A claim outlives its attempt's deadline, resolution included, with room to record it. */
 const LEASE_MARGIN_MS = 20_000;
 
 export interface WebhookWorker {
-  /** Stops claiming, abandons attempts under way (their rows are due again at once, for any instance) and waits for them. */
+  /** Abandoned attempts' rows are due again at once, for any instance. */
   stop(): Promise<void>;
 }
 
-/**
- * Sends queued webhooks: every `pollIntervalMs` it claims due deliveries (`for update skip
- * locked`, so any number of instances share the table) and makes one attempt of each, checking
- * the URL's addresses again first. Every instance runs one, the embedded process too.
- */
+/** Every instance runs one, the embedded process too; claims let them share the table. */
 export function startWebhookWorker(db: Db, config: Config['webhooks'], log: Logger, urls: WebhookUrlOptions): WebhookWorker {
   const stopping = new AbortController();
   const retry = { retryBaseMs: config.retryBaseMs, maxAttempts: MAX_WEBHOOK_ATTEMPTS };
@@ -39,11 +34,11 @@ export function startWebhookWorker(db: Db, config: Config['webhooks'], log: Logg
     else log.info({ webhookId: delivery.id, host, attempt: delivery.attempts, reason: outcome.error }, 'webhook attempt failed');
   };
 
-  // Attempts under way on this instance: a slow receiver holds one slot, not the others.
+  // A slow receiver holds one slot, not the others.
   const inFlight = new Set<Promise<void>>();
   const fill = async () => {
-    while (!stopping.signal.aborted && inFlight.size < CONCURRENCY) {
-      const limit = CONCURRENCY - inFlight.size;
+    while (!stopping.signal.aborted && inFlight.size < MAX_CONCURRENT_DELIVERIES) {
+      const limit = MAX_CONCURRENT_DELIVERIES - inFlight.size;
       const token = randomUUID();
       const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
       const claimed = await claimDueDeliveries(db, { token, limit, leaseMs, maxAttempts: MAX_WEBHOOK_ATTEMPTS });
@@ -68,7 +63,7 @@ export function startWebhookWorker(db: Db, config: Config['webhooks'], log: Logg
   };
 }
 
-/** One attempt: the URL checked again (its name resolved now), then the signed POST to a checked address. */
+/** The URL is checked again: its name may resolve elsewhere now. */
 async function attemptDelivery(delivery: ClaimedDelivery, check: WebhookUrlOptions, signal: AbortSignal): Promise<AttemptOutcome> {
   if (!delivery.secret) return { status: null, delivered: false, error: 'the organization has no webhook secret' };
   let target;
@@ -81,7 +76,7 @@ async function attemptDelivery(delivery: ClaimedDelivery, check: WebhookUrlOptio
   return sendWebhook(target, signedRequest(delivery, delivery.secret), signal);
 }
 
-/** The URL's host only: a logged URL never carries its path or query (they may hold the receiver's tokens). */
+/** Path and query may hold the receiver's tokens, so only the host is logged. */
 function safeHost(url: string): string | undefined {
   try {
     return new URL(url).host;

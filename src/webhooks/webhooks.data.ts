@@ -1,8 +1,6 @@
 /**
- * `webhook_secrets` (an organization's signing secret) and `webhook_deliveries` (one row per
- * subject and event type: its id is the `webhook-id`, the same across retries). Any instance's
- * worker claims due rows with `for update skip locked` and a lease; a claim of a process that
- * died runs out and the row is claimed again.
+ * A delivery's id is its `webhook-id`, the same across retries. Claims are leases, so a dead
+ * process's rows are claimed again (docs/architecture.md, "Webhooks").
  */
 import { randomUUID } from 'node:crypto';
 import { Sql } from 'sql-template-tag';
@@ -11,7 +9,6 @@ import { pgTextArray } from '../common/pg-array.js';
 import { toDate } from '../common/to-date.js';
 import { sql, type Db, type Statement } from '../infra/database/sql.js';
 
-/** Replaces the organization's secret; answers when it was issued. */
 export async function storeWebhookSecret(db: Db, organizationId: string, secret: string): Promise<Date> {
   const [row] = await db.rows<{ created_at: Date | string }>(
     sql`insert into webhook_secrets (organization_id, secret) values (${organizationId}, ${secret})
@@ -27,21 +24,17 @@ export async function hasWebhookSecret(db: Db, organizationId: string): Promise<
   return rows.length > 0;
 }
 
-/** A delivery to queue: `data` is a JSON value, or a `sql` fragment evaluating to one (e.g. from the caller's own CTE). */
+/** `data` may be a `sql` fragment, e.g. reading the caller's own CTE. */
 export interface WebhookDelivery {
   organizationId: string;
-  /** What the event is about (a job's id): one delivery per subject and type. */
+  /** One delivery per subject and type. */
   subjectId: string;
   url: string;
-  /** The event type, e.g. `skiptrace.job.completed`. */
   type: string;
   data: unknown;
 }
 
-/**
- * The insert of a delivery, as a fragment: run it alone, or as a CTE of the statement that ends
- * its subject, so the two commit together. A second insert for the same (subject, type) does nothing.
- */
+/** A fragment, so it can be a CTE of the statement that ends its subject and commit with it. */
 export function webhookDeliveryInsert(delivery: WebhookDelivery): Statement {
   const data = delivery.data instanceof Sql ? sql`(${delivery.data})::json` : sql`${JSON.stringify(delivery.data)}::json`;
   return sql`insert into webhook_deliveries (id, organization_id, subject_id, type, url, data, next_attempt_at)
@@ -49,17 +42,16 @@ export function webhookDeliveryInsert(delivery: WebhookDelivery): Statement {
     on conflict (subject_id, type) do nothing`;
 }
 
-/** Queues a delivery (idempotent per subject and type); true when this call queued it. */
+/** False when the subject already had this delivery. */
 export async function enqueueWebhook(db: Db, delivery: WebhookDelivery): Promise<boolean> {
   return (await db.run(webhookDeliveryInsert(delivery))) > 0;
 }
 
-/** A subject's delivery as its callers see it. */
 export interface WebhookState {
   url: string;
-  /** Attempts begun so far (at most the worker's maximum). */
+  /** Begun, not finished: a claim counts. */
   attempts: number;
-  /** The HTTP status of the last answered attempt; null before any, or when the last got no answer. */
+  /** Null when the last attempt got no answer. */
   lastStatus: number | null;
   lastAttemptAt: Date | null;
   deliveredAt: Date | null;
@@ -74,7 +66,6 @@ interface StateRow {
   delivered_at: Date | string | null;
 }
 
-/** Each subject's latest delivery, by subject id; subjects without one are absent. */
 export async function webhookStateOf(db: Db, subjectIds: readonly string[]): Promise<Map<string, WebhookState>> {
   const ids = subjectIds.filter(isUuid).map((id) => id.toLowerCase());
   const states = new Map<string, WebhookState>();
@@ -95,7 +86,6 @@ export async function webhookStateOf(db: Db, subjectIds: readonly string[]): Pro
   return states;
 }
 
-/** A claimed delivery, with what signing it needs (null: the organization has no secret). */
 export interface ClaimedDelivery {
   id: string;
   type: string;
@@ -106,11 +96,7 @@ export interface ClaimedDelivery {
   secret: string | null;
 }
 
-/**
- * Claims up to `limit` due deliveries for `leaseMs`, each claim counted as an attempt begun (so a
- * process that dies mid-attempt cannot exceed `maxAttempts`). Rows other claims hold are skipped;
- * a row whose last attempt's claim died is closed.
- */
+/** Each claim counts as an attempt begun, so a process dying mid-attempt cannot exceed `maxAttempts`. */
 export async function claimDueDeliveries(
   db: Db,
   claim: { token: string; limit: number; leaseMs: number; maxAttempts: number },
@@ -155,17 +141,14 @@ export async function claimDueDeliveries(
   }));
 }
 
-/** How an attempt ended: `status` null when nothing answered; `error` a short reason (never the response body beyond an excerpt). */
+/** `error` never holds more of the response body than an excerpt. */
 export interface AttemptOutcome {
   status: number | null;
   delivered: boolean;
   error: string | null;
 }
 
-/**
- * Records the attempt of the claim `token` and schedules the next: none once delivered or out of
- * attempts, else after `retryBaseMs` doubled per earlier attempt. False when the claim was lost.
- */
+/** False when the claim was lost: only the holder of the lease may record. */
 export async function recordAttempt(
   db: Db,
   claim: { id: string; token: string },
@@ -184,7 +167,7 @@ export async function recordAttempt(
   return changed > 0;
 }
 
-/** Gives a claim back unfinished (the instance is stopping): the row is due again at once, for any instance. */
+/** On stopping: the row is due again at once, for any instance. */
 export async function releaseClaim(db: Db, claim: { id: string; token: string }): Promise<void> {
   await db.run(
     sql`update webhook_deliveries set lease_token = null, lease_expires_at = null

@@ -3,22 +3,21 @@ import { AppError } from '../common/errors.js';
 import type { Db } from '../infra/database/sql.js';
 import { hasWebhookSecret, storeWebhookSecret } from './webhooks.data.js';
 
-/** Random bytes of a signing secret (Standard Webhooks asks for 24 to 64). */
+/** Standard Webhooks asks for 24 to 64. */
 const SECRET_BYTES = 32;
 
-/** A newly issued signing secret: the only time it is shown. */
+/** The only time the secret is shown. */
 export interface IssuedWebhookSecret {
   secret: string;
   createdAt: Date;
 }
 
-/** Issues the organization a new signing secret (`whsec_` + base64), replacing the one it had. */
 export async function rotateWebhookSecret(db: Db, organizationId: string): Promise<IssuedWebhookSecret> {
   const secret = `whsec_${randomBytes(SECRET_BYTES).toString('base64')}`;
   return { secret, createdAt: await storeWebhookSecret(db, organizationId, secret) };
 }
 
-/** Throws `422 invalid_request` unless the organization has a signing secret (a webhook could not be signed). */
+/** Refused up front: a webhook could not be signed. */
 export async function ensureWebhookSecret(db: Db, organizationId: string): Promise<void> {
   if (!(await hasWebhookSecret(db, organizationId)))
     throw new AppError(

@@ -1,11 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/core';
 
-/**
- * A skip trace key (`stk_…`): acts for its organization on the skip trace routes. Only the SHA-256
- * of the secret is stored. At most one active (unrevoked) key per organization, enforced by a
- * partial unique index. `createdBy` is `platform` or the issuing gateway key's id; null for keys
- * issued before it was recorded.
- */
+/** Only the SHA-256 of the secret is stored. A partial unique index allows one active key per organization. */
 export const SkipTraceKeySchema = defineEntity({
   name: 'SkipTraceKey',
   tableName: 'skip_trace_keys',

@@ -9,7 +9,7 @@ export interface SkipTraceKeyInfo {
   id: string;
   hint: string;
   createdAt: Date;
-  /** `platform` or the issuing gateway key's id; null for keys issued before it was recorded. */
+  /** Null for keys issued before it was recorded. */
   createdBy: string | null;
 }
 
@@ -55,7 +55,7 @@ export async function revokeSkipTraceKey(em: Em, organizationId: string): Promis
   return true;
 }
 
-/** The active key's public part per organization (for the Organization.skipTraceKey loader). */
+/** For the Organization.skipTraceKey loader. */
 export async function activeSkipTraceKeyInfos(em: Em, organizationIds: readonly string[]): Promise<Map<string, SkipTraceKeyInfo>> {
   const keys = await activeSkipTraceKeys(em, organizationIds);
   return new Map(

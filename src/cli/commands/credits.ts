@@ -1,4 +1,3 @@
-/** `credits add`: skip trace credit purchases. */
 import type { Command } from 'commander';
 import { graphqlDocument } from '../client.js';
 import { action, integerIn, type RunState } from '../context.js';

@@ -1,4 +1,3 @@
-/** `key create|list|revoke`: gateway keys (`gk_…`) of a user. */
 import { Option, type Command } from 'commander';
 import { graphqlDocument } from '../client.js';
 import { action, type CommandContext, type RunState } from '../context.js';

@@ -1,4 +1,3 @@
-/** `notifications publish`: one notification into a user's feed, as `publishNotifications` takes it. */
 import type { Command } from 'commander';
 import { graphqlDocument } from '../client.js';
 import { action, type RunState } from '../context.js';
@@ -15,7 +14,6 @@ const PUBLISH = graphqlDocument<{ publishNotifications: Published[] }, { input: 
   `mutation ($input: [PublishNotificationInput!]!) { publishNotifications(input: $input) { id notificationType title createdAt } }`,
 );
 
-/** The optional fields, by option: the CRM records it concerns, the deep link, a backfill's timestamp. */
 const OPTIONAL_FIELDS = {
   contactId: '--contact-id <id>',
   dealId: '--deal-id <id>',

@@ -1,4 +1,3 @@
-/** `org create|list|show|skip-trace`: organizations and their skip trace feature. */
 import { Argument, type Command } from 'commander';
 import { graphqlDocument } from '../client.js';
 import { action, type RunState } from '../context.js';
@@ -29,7 +28,7 @@ const SET_SKIP_TRACE = graphqlDocument<{ setSkipTraceEnabled: Organization }, { 
   `mutation ($organizationId: ID!, $enabled: Boolean!) { setSkipTraceEnabled(organizationId: $organizationId, enabled: $enabled) { ${ORGANIZATION_FIELDS} } }`,
 );
 
-/** An organization as one flat record: its key only by hint. */
+/** The key only by hint. */
 export const organizationRecord = (o: Organization) => ({
   id: o.id,
   name: o.name,

@@ -1,4 +1,3 @@
-/** Keyset listings (`organizations`, `users`, `apiKeys`): one page, or every page with --all. */
 import { Option, type Command } from 'commander';
 import { integerIn, type CommandContext } from '../context.js';
 
@@ -7,7 +6,7 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-/** The service's page size limit (README, "Finding organizations, users and keys"). */
+/** The service's limit (README, "Finding organizations, users and keys"). */
 const PAGE_MAX = 200;
 
 export const addPageOptions = (command: Command): Command =>
@@ -22,7 +21,6 @@ interface PageOptions {
   all?: boolean;
 }
 
-/** Fetches one page, or with --all every page from `--after` on, and prints them. */
 export async function listPages<T extends Record<string, unknown>>(
   { out }: CommandContext,
   options: Record<string, unknown>,

@@ -1,4 +1,3 @@
-/** `records import FILE`: property records for the `records` skip-trace provider, from CSV or JSON Lines. */
 import cliProgress from 'cli-progress';
 import { Option, type Command } from 'commander';
 import { readFileSync } from 'node:fs';
@@ -9,7 +8,7 @@ import type { CliIo } from '../output.js';
 import { batches, IMPORT_BATCH_MAX, importBatch, type ImportProgress } from '../records/import-records.js';
 import { csvRecords, jsonlRecords, type Rejection, type SourcedRecord } from '../records/read-records.js';
 
-/** Rejections printed one per line; the rest are counted (all are in the --json output). */
+/** Past it, rejections are only counted (--json has them all). */
 const REJECTIONS_SHOWN = 100;
 
 function formatOf(file: string, format: string | undefined): 'csv' | 'jsonl' {

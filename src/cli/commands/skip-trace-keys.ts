@@ -1,4 +1,3 @@
-/** `skiptrace-key generate|rotate|revoke`: an organization's skip trace key (`stk_…`), one active at a time. */
 import type { Command } from 'commander';
 import { graphqlDocument } from '../client.js';
 import { action, type RunState } from '../context.js';

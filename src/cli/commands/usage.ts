@@ -1,4 +1,3 @@
-/** `usage`: an organization's skip trace calls, as its usage listing shows them. */
 import type { Command } from 'commander';
 import { graphqlDocument } from '../client.js';
 import { action, type RunState } from '../context.js';

@@ -1,4 +1,3 @@
-/** `user create|list|role`: the users of an organization. */
 import { Argument, Option, type Command } from 'commander';
 import { graphqlDocument } from '../client.js';
 import { action, type RunState } from '../context.js';

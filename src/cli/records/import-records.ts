@@ -1,9 +1,4 @@
-/**
- * Sends property records to `importPropertyRecords` in batches and accounts for each one: a
- * record counts as imported only once the call that carried it returned (its transaction
- * committed); every other record is either rejected, with its line and why, or left unsent when
- * the import stops on a failure.
- */
+/** A record counts as imported only once its call returned (committed); any other is rejected, with why, or left unsent. */
 import { checkPropertyRecord } from '../../property-records/property-records.validation.js';
 import { graphqlDocument, type PlatformClient } from '../client.js';
 import { CliError, type ErrorDetail } from '../exit-codes.js';
@@ -11,10 +6,7 @@ import type { Rejection, SourcedRecord } from './read-records.js';
 
 /** The mutation's own limit on records per call. */
 export const IMPORT_BATCH_MAX = 1000;
-/**
- * JSON bytes of records per call. `/graphql` refuses bodies over 4 MiB; this leaves room for the
- * document and JSON escaping, so a batch is cut by size before it reaches the limit.
- */
+/** Below `/graphql`'s body limit (README, "The admin CLI"), leaving room for the document and JSON escaping. */
 export const BATCH_BYTES_MAX = 3 * 1024 * 1024;
 
 const IMPORT = graphqlDocument<{ importPropertyRecords: { imported: number } }, { input: unknown[] }>(
@@ -29,10 +21,7 @@ export interface ImportProgress {
 const describe = (details: readonly { path?: string; message: string }[]) =>
   details.map((d) => (d.path ? `${d.path} ${d.message}` : d.message)).join('; ');
 
-/**
- * The import's validation accepts a few spellings GraphQL's input types do not (`MOBILE`, a phone
- * number as a JSON number): a record it accepted is sent in GraphQL's spelling.
- */
+/** The validation accepts spellings GraphQL's input types do not (`MOBILE`, a numeric phone). */
 function asGraphqlInput(record: unknown): unknown {
   if (typeof record !== 'object' || record === null) return record;
   const person = (p: Record<string, unknown>) => ({
@@ -58,7 +47,6 @@ function asGraphqlInput(record: unknown): unknown {
   };
 }
 
-/** Splits checked records into batches of at most `batchSize` records and BATCH_BYTES_MAX bytes. */
 export function* batches(
   records: readonly SourcedRecord[],
   batchSize: number,
@@ -94,7 +82,7 @@ export function* batches(
   if (batch.length > 0 || consumed > 0) yield { batch, consumed };
 }
 
-/** The record indexes that BAD_USER_INPUT details point at (`input.3.owners.0.name`), with their details. */
+/** Null when a detail points at no record. */
 function detailsByRecord(details: readonly ErrorDetail[], size: number): Map<number, ErrorDetail[]> | null {
   const byRecord = new Map<number, ErrorDetail[]>();
   for (const detail of details) {
@@ -107,10 +95,8 @@ function detailsByRecord(details: readonly ErrorDetail[], size: number): Map<num
 }
 
 /**
- * Imports one batch. When the service refuses it as BAD_USER_INPUT, the records its details
- * point at are rejected and the rest sent again; a refusal that points at no record (a GraphQL
- * input-type error) is narrowed down by halving the batch, so one bad record never costs the
- * others. Any other failure stops the import (thrown), after what was committed is counted.
+ * A refusal pointing at no record (a GraphQL input-type error) is narrowed down by halving, so one
+ * bad record never costs the others. Any other failure stops the import.
  */
 export async function importBatch(client: PlatformClient, batch: readonly SourcedRecord[], progress: ImportProgress): Promise<void> {
   if (batch.length === 0) return;

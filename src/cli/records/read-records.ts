@@ -1,11 +1,4 @@
-/**
- * Property records from a CSV or JSON Lines file, each with the line(s) it came from.
- *
- * JSON Lines: one PropertyRecordInput per line. CSV: one row per person, with the header
- *   line1,line2,city,state,zip,owner_type,owner_name,first_name,last_name,middle_name,age,phones,emails
- * (phones `number:type|number:type`, emails `a@x|b@y`). Rows of one address (any spelling) form one
- * record; rows of one entity (same owner_name) form one owner with its persons.
- */
+/** Formats: README, "The admin CLI" (`records import`). Each record keeps its lines for error messages. */
 import { addressKey, normalizeEntityName, standardizeAddress } from '../../address/index.js';
 import type { PropertyOwnerInput, PropertyPersonInput, PropertyRecordInput } from '../../property-records/property-records.validation.js';
 import { usageError } from '../exit-codes.js';
@@ -27,20 +20,18 @@ export const CSV_COLUMNS = [
 ] as const;
 type CsvRow = Record<(typeof CSV_COLUMNS)[number], string>;
 
-/** A record with where it came from, for error messages. */
 export interface SourcedRecord {
   record: unknown;
   /** `line 4`, or `lines 2, 5` for a CSV record of several rows. */
   source: string;
 }
 
-/** A record refused before or by the service, with why. */
 export interface Rejection {
   source: string;
   message: string;
 }
 
-/** RFC 4180 CSV: quoted fields may hold commas, newlines and doubled quotes. Returns rows with their first line number. */
+/** RFC 4180: quoted fields may hold commas, newlines and doubled quotes. */
 function parseCsv(text: string): { line: number; fields: string[] }[] {
   const rows: { line: number; fields: string[] }[] = [];
   let fields: string[] = [];
@@ -102,7 +93,7 @@ function csvPerson(row: CsvRow): PropertyPersonInput | null {
   return empty ? null : (person as PropertyPersonInput);
 }
 
-/** Groups CSV rows by standardized address, and entity rows by normalized owner name. */
+/** Rows of one address (any spelling) form one record; rows of one entity, one owner. */
 export function csvRecords(text: string): SourcedRecord[] {
   const [header, ...rows] = parseCsv(text);
   if (!header) return [];

@@ -3,18 +3,14 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 
-/**
- * A lock not refreshed (every half of this) for this long was left by a dead process and is taken
- * over: after a SIGKILL the data dir is free again within it.
- */
+/** An unrefreshed lock this old was left by a dead process and is taken over. */
 export const DATA_DIR_LOCK_STALE_MS = 10_000;
 
-/** The lock itself: a directory (mkdir is atomic), refreshed by its holder. */
+/** A directory, since mkdir is atomic. */
 const LOCK_NAME = 'open.lock';
-/** Who holds the lock, so that a start after a crash waits for the lock instead of refusing. */
+/** Lets a start after a crash wait for the stale lock instead of refusing. */
 const HOLDER_NAME = 'open.lock.holder';
 
-/** Another process has the embedded data dir open: the caller must not touch it. */
 export class DataDirInUseError extends Error {
   constructor(
     readonly dataDir: string,
@@ -28,7 +24,7 @@ export class DataDirInUseError extends Error {
 }
 
 export interface DataDirLock {
-  /** Gives the data dir up; the process's exit does it too. */
+  /** The process's exit releases it too. */
   release(): Promise<void>;
 }
 
@@ -37,7 +33,7 @@ interface Holder {
   hostname: string;
 }
 
-/** Data dirs (real paths) this process holds: a holder record naming this pid is then not a dead predecessor's. */
+/** Real paths; a holder record naming our pid for one of these is ours, not a dead predecessor's. */
 const heldHere = new Set<string>();
 
 function readHolder(path: string): Holder | undefined {
@@ -68,7 +64,6 @@ function isRunning(pid: number): boolean {
   }
 }
 
-/** True when the holder was a process on this machine that no longer runs (killed, crashed). */
 function holderIsGone(holder: Holder | undefined, dir: string): boolean {
   if (!holder || holder.hostname !== hostname()) return false;
   // Our own pid recorded by a process before us (a restarted container reuses pids).
@@ -77,17 +72,13 @@ function holderIsGone(holder: Holder | undefined, dir: string): boolean {
 }
 
 const stopOnLostLock = (dataDir: string) => (error: Error) => {
-  // Another process has taken the dir over (this one was blocked longer than the stale time):
-  // writing on would corrupt it, so stop at once without closing the database.
+  // Another process took the dir over (we were blocked past the stale time): writing on would
+  // corrupt it, so stop without closing the database.
   console.error(`Lost the lock on the embedded data dir ${dataDir} (${error.message}); stopping.`);
   process.exit(1);
 };
 
-/**
- * Takes the embedded data dir for this process before anything opens it, or refuses at once
- * (DataDirInUseError) while a running process holds it. A dead local holder's lock is waited for
- * until stale; one of unknown holder or another machine is refused until then.
- */
+/** PGlite has no lock of its own. A dead local holder's lock is waited out; an unknown or remote holder is refused. */
 export async function lockDataDir(dataDir: string, onCompromised: (error: Error) => void = stopOnLostLock(dataDir)): Promise<DataDirLock> {
   mkdirSync(dataDir, { recursive: true });
   // One lock for every spelling of the path (relative, symlinked).

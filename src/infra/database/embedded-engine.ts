@@ -9,31 +9,19 @@ type EmbeddedConfig = Extract<Config['database'], { kind: 'embedded' }>;
 
 export interface EmbeddedEngine {
   pglite: PGlite;
-  /** True when this start created the database (its data dir held none, or it lives in memory). */
   fresh: boolean;
-  /** Closes the database, then gives up its data dir. */
   close(): Promise<void>;
 }
 
-/**
- * PGlite's WebAssembly memory holds the buffer cache and never shrinks: a small cache keeps the
- * process at PGlite's floor (docs/scaling.md); reads past it come from the OS page cache.
- */
+/** PGlite's WebAssembly memory never shrinks, so keep the cache small (docs/scaling.md). */
 const EMBEDDED_SETTINGS = ['-c', 'shared_buffers=16MB'];
 
-/**
- * Starts PGlite (with pg_trgm) on the data dir, or in memory for `memory://`, after locking the dir
- * for this process (PGlite has no lock of its own). A new data dir is unpacked from the build's
- * template when there is one (embedded-template.ts). Apart from the ORM so start-up can begin it early.
- */
+/** Apart from the ORM so start-up can begin it early. A new data dir is unpacked from the build's template. */
 export async function startEmbeddedEngine(config: EmbeddedConfig): Promise<EmbeddedEngine> {
   return (await beginEmbeddedEngine(config)).engine;
 }
 
-/**
- * startEmbeddedEngine in two steps: resolves once the dir is locked and PGlite has begun opening
- * it (compiling in the background while the caller loads the service), with the engine to come.
- */
+/** Resolves once the dir is locked, so PGlite compiles in the background while the caller loads the service. */
 export async function beginEmbeddedEngine(config: EmbeddedConfig): Promise<{ engine: Promise<EmbeddedEngine> }> {
   const modules = Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')]);
   modules.catch(() => undefined); // awaited below, unless the lock is refused first

@@ -4,12 +4,10 @@ import { join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * A migrated, empty embedded database as a tarball, made by the build (`npm run build`) beside the
- * bundle: a new data dir is unpacked from it instead of PGlite's own initdb and every migration,
- * most of a first start's time. It holds no rows, so no secret is shared between installs.
+ * A migrated, empty database made by the build, unpacked instead of running initdb and every
+ * migration on a first start. It holds no rows, so no secret is shared between installs.
  */
 const TEMPLATE = new URL('./embedded-template.tar.gz', import.meta.url);
-/** What the tarball was made from: PGlite's version and the migrations it ran. */
 const MANIFEST = new URL('./embedded-template.json', import.meta.url);
 
 interface Manifest {
@@ -17,7 +15,7 @@ interface Manifest {
   migrations: readonly string[];
 }
 
-/** The installed PGlite's version (its package.json is not exported: found beside its entry point). */
+/** PGlite's package.json is not exported, so it is found beside its entry point. */
 function pgliteVersion(): string {
   const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite');
   const packageJson = join(entry.slice(0, entry.lastIndexOf(`${sep}dist${sep}`)), 'package.json');
@@ -32,17 +30,13 @@ function readManifest(): Manifest | undefined {
   }
 }
 
-/**
- * The template for a new data dir, when the build made one with this PGlite (made by the same build
- * as the bundle, it ran exactly the bundle's migrations); otherwise none, and the dir starts empty.
- */
+/** Only with the same PGlite; the same build made the bundle, so the migrations match. */
 export function embeddedTemplate(): Blob | undefined {
   const manifest = readManifest();
   if (manifest?.pglite !== pgliteVersion() || !existsSync(TEMPLATE)) return undefined;
   return new Blob([readFileSync(TEMPLATE)]);
 }
 
-/** Whether the template on disk was made from exactly these migrations by this PGlite. */
 export function templateIsCurrent(migrations: readonly string[]): boolean {
   const manifest = readManifest();
   return (
@@ -54,7 +48,7 @@ export function templateIsCurrent(migrations: readonly string[]): boolean {
   );
 }
 
-/** Writes the template and its manifest beside this module (the build's output dir), each whole or not at all. */
+/** Each file whole or not at all. */
 export function writeEmbeddedTemplate(tarball: Uint8Array, migrations: readonly string[]): string {
   const whole = (file: URL, data: Uint8Array | string) => {
     const partial = `${fileURLToPath(file)}.${process.pid}.partial`;

@@ -4,5 +4,5 @@ import { Organization } from '../../organizations/organization.entity.js';
 import { User } from '../../organizations/user.entity.js';
 import { SkipTraceKey } from '../../auth/skip-trace-keys/skip-trace-key.entity.js';
 
-/** Every entity, listed explicitly (no folder scanning at start-up). */
+/** Listed explicitly: no folder scanning at start-up. */
 export const entities = [Organization, User, ApiKey, NotificationType, Notification, NotificationCounter, SkipTraceKey];

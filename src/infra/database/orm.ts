@@ -12,12 +12,10 @@ export type Em = EntityManager;
 
 export interface Database {
   orm: Orm;
-  /** Statements outside the ORM (see sql.ts). */
   sql: Db;
   kind: Config['database']['kind'];
-  /** True for an embedded database created by this start (its data dir was empty). */
   freshEmbedded: boolean;
-  /** The connection pool on PostgreSQL (for its size in the metrics); the embedded database has none. */
+  /** For the pool size metric; null when embedded. */
   pool: pg.Pool | null;
   close(): Promise<void>;
 }
@@ -31,15 +29,12 @@ const shared = (log?: Logger) => ({
   logger: (message: string) => log?.debug({ component: 'mikro-orm' }, message),
 });
 
-/** Arbitrary constant naming this service's migration lock (also held by `scripts/partition-notifications.ts`). */
+/** Also taken by `scripts/partition-notifications.ts`. */
 export const MIGRATION_LOCK_ID = 724_513_901;
 
 /**
- * Instances starting together must not run migrations at once (each would try to create the same
- * objects): a transaction-level advisory lock, held by an open transaction on a connection of its
- * own, serializes them. Transaction-level so it is also right behind a pooler in transaction mode,
- * which pins a server connection to a client only for a transaction (a session-level lock would
- * stay on whichever server connection took it, and its unlock could land on another).
+ * Serializes instances starting together. Transaction-level, on a connection of its own, so it also
+ * holds behind a transaction-mode pooler, where a session lock's unlock could land on another connection.
  */
 async function withMigrationLock<T>(url: string, migrate: () => Promise<T>): Promise<T> {
   const { default: pg } = await import('pg');
@@ -55,7 +50,6 @@ async function withMigrationLock<T>(url: string, migrate: () => Promise<T>): Pro
   }
 }
 
-/** The migrations this database has run, by name (none when it was never migrated): one query on the migrator's table. */
 async function executedMigrations(db: Db): Promise<Set<string>> {
   const [table] = await db.rows<{ present: boolean }>(sql`select to_regclass('mikro_orm_migrations') is not null as present`);
   if (!table?.present) return new Set();
@@ -63,10 +57,7 @@ async function executedMigrations(db: Db): Promise<Set<string>> {
   return new Set(rows.map((row) => row.name.replace(/\.[jt]s$/u, '')));
 }
 
-/**
- * Runs the bundled migrations not run yet (up to `upTo`). The migrator (and umzug) is loaded only
- * when there is one to run: loading it was most of a reopened start's own work.
- */
+/** The migrator (and umzug) is loaded only when there is a migration to run: it dominated a reopened start. */
 async function migrate(
   orm: MikroORM,
   db: Db,
@@ -81,19 +72,12 @@ async function migrate(
   return { before: executed.size, applied: applied.length };
 }
 
-/**
- * The ORM, built without connecting. Its constructor (unlike `MikroORM.init`) loads no optional
- * extension: the migrator is registered by migrate() when it is needed.
- */
+/** The constructor, unlike `MikroORM.init`, loads no optional extension (the migrator is registered on demand). */
 function createOrm<T extends MikroORM>(ORM: new (options: never) => T, options: object): T {
   return new ORM(options as never);
 }
 
-/**
- * Opens the configured database (PostgreSQL or embedded PGlite, each driver loaded only when used)
- * and runs pending migrations. `engine`: an embedded engine already starting. `migrateTo`: stop
- * after that migration (for tests of the next one).
- */
+/** Runs pending migrations. `engine`: an embedded engine already starting; `migrateTo`: for tests of the next migration. */
 export async function openDatabase(
   config: Config['database'],
   log?: Logger,
@@ -126,8 +110,7 @@ export async function openDatabase(
   opening.catch(() => undefined); // awaited below; not an unhandled rejection while the driver loads
   try {
     const { MikroORM: PgliteORM } = await import('@mikro-orm/pglite');
-    // Built while PGlite is still opening (its discovery is CPU only): the driver asks for the
-    // engine at its first query.
+    // Built while PGlite is still opening; the driver awaits the engine at its first query.
     const pglite = async () => (await opening).pglite;
     const orm = createOrm(PgliteORM, { ...shared(log), dbName: 'embedded', driverOptions: { pglite } });
     const embedded = await opening;
@@ -145,7 +128,7 @@ export async function openDatabase(
       },
     };
   } catch (error) {
-    // Gives the data dir up, so that a caller that goes on (a test) can open it again.
+    // So a caller that goes on (a test) can open the data dir again.
     await opening.then((started) => started.close()).catch(() => undefined);
     throw error;
   }

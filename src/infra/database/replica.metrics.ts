@@ -2,27 +2,16 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { labelSets, startAtZero } from '../metric-series.js';
 import { sql, type Db } from './sql.js';
 
-/**
- * Why a routed read went to the primary: the replica had not replayed the caller's own last write
- * (or that write's position could not be read), the replica was not answering its polls, or the
- * read was sent to it and failed or timed out (and was then answered by the primary).
- */
 export const FALLBACK_REASONS = ['behind_write', 'unreachable', 'read_failed'] as const;
 export type FallbackReason = (typeof FALLBACK_REASONS)[number];
 
 export interface ReplicaMetrics {
-  /** One routed read statement answered by the replica, or by the primary for `reason`. */
   served(reason: FallbackReason | null): void;
 }
 
-/**
- * The read replica's metrics, counted per routed read statement, so that the primary's count is
- * the sum of the fallbacks'. The lag is read at scrape time (one query on the primary per scrape),
- * and absent while the replica is not answering. Labels are bounded (two targets, three reasons).
- */
+/** Counted per statement so the primary's count is the fallbacks' sum. The lag costs one primary query per scrape. */
 export function createReplicaMetrics(registry: Registry, primary: Db, replayed: () => number | null): ReplicaMetrics {
   const registers = [registry];
-  /** A counter with one label, each of whose values has a series from start-up. */
   const counter = <L extends string>(name: string, help: string, label: L, values: readonly string[]) =>
     startAtZero(
       new Counter({ name, help, labelNames: [label], registers }),

@@ -8,21 +8,13 @@ import { createReplicaMetrics, type FallbackReason, type ReplicaMetrics } from '
 import { poolDb, sql, type Db, type Statement } from './sql.js';
 
 /**
- * Reads on a streaming replica (DATABASE_REPLICA_URL), with read-your-writes: after a user's write
- * commits, the primary's WAL insert position is recorded for that user (in Redis, shared by every
- * instance, when there is one; in process otherwise), and that user's reads go to the replica only
- * once it has replayed past that position. The replica's replay position is polled in the
- * background, so a routed read costs a comparison (and, with Redis, one GET), not a query. A
- * replica that fails or is slow to answer a read sends that read to the primary, and no read goes
- * to it again until a poll succeeds: callers never see its errors.
+ * Replica reads with read-your-writes: a user reads from the replica only once it has replayed past
+ * their last write's WAL position. Callers never see its errors (docs/scaling.md, "The read replica").
  */
 export interface ReplicaReads {
-  /**
-   * A user's reads for one request: every statement goes where the first one went (the replica
-   * when it has replayed the user's last write, else the primary), so a page and its totals agree.
-   */
+  /** Every statement goes where the request's first went, so a page and its totals agree. */
   readsFor(userId: string): Db;
-  /** To be awaited after the users' write committed, before it is answered: their next reads see it. */
+  /** Await after the write commits and before answering, so the users' next reads see it. */
   wrote(userIds: Iterable<string>): Promise<void>;
   close(): Promise<void>;
 }
@@ -30,29 +22,27 @@ export interface ReplicaReads {
 export interface ReplicaOptions {
   url: string;
   poolMax: number;
-  /** A replica read not answered within this long is sent to the primary. */
   timeoutMs: number;
   preparedStatements: boolean;
 }
 
-/** How often the replica's replay position is read. */
 const REPLAY_POLL_MS = 10;
-/** How long a user's write position is kept: past it, a replica that lags more may serve the user an older state. */
+/** Past it, a replica lagging more may serve the user an older state. */
 const WRITTEN_TTL_MS = 60_000;
-/** A position no replica reaches: the user reads from the primary until the entry expires. */
+/** No replica reaches it: the user reads from the primary until the entry expires. */
 const UNKNOWN_POSITION = Number.MAX_SAFE_INTEGER;
 const LOCAL_ENTRIES_MAX = 100_000;
 
-/** Keeps the larger of the stored and the new position (writes may be recorded out of order). */
+/** Keeps the larger position: writes may be recorded out of order. */
 const SET_MAX_SCRIPT = `local cur = tonumber(redis.call('get', KEYS[1]) or '-1')
 if tonumber(ARGV[1]) > cur then redis.call('set', KEYS[1], ARGV[1], 'px', ARGV[2]) end`;
 
 const writtenKey = (userId: string) => `replica:written:${userId}`;
 
-/** Where each user's last write stands in the primary's WAL (bytes from 0/0). */
+/** Positions are WAL bytes from 0/0. */
 interface WrittenPositions {
   record(userIds: string[], position: number): Promise<void>;
-  /** Whether the user's last recorded write is past `replayed` (true when that cannot be known). */
+  /** True when that cannot be known, so the read goes to the primary. */
   ahead(userId: string, replayed: number): boolean | Promise<boolean>;
 }
 
@@ -74,11 +64,7 @@ function localPositions(): WrittenPositions & { ahead(userId: string, replayed: 
   };
 }
 
-/**
- * In Redis, so a write on one instance holds for the user's reads on every instance; this
- * instance's own writes are also kept in process, so a read behind one of them skips the GET. A
- * user whose position cannot be read (Redis away) reads from the primary.
- */
+/** Shared so a write holds on every instance; own writes are also kept locally to skip the GET. */
 function redisPositions(redis: Redis, log: Logger): WrittenPositions {
   const own = localPositions();
   const setMax = redisScript(redis, SET_MAX_SCRIPT);
@@ -107,10 +93,10 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** The replica's replay position, polled every REPLAY_POLL_MS; null while it is not known to answer. */
+/** `replayed` is null while the replica is not known to answer. */
 interface ReplayWatch {
   readonly replayed: number | null;
-  /** The replica failed a read: no read goes to it until a poll succeeds. */
+  /** No read goes to the replica until a poll succeeds. */
   down(error: unknown): void;
   stop(): Promise<void>;
 }
@@ -148,16 +134,11 @@ function watchReplay(pool: pg.Pool, replica: Db, timeoutMs: number, log: Logger)
   };
 }
 
-/**
- * Where a user's read statements go, decided at the first (see readsFor), counted by the server
- * that answered them and, for the primary, why.
- */
 function router(
   to: { primary: Db; replica: Db; watch: ReplayWatch; positions: WrittenPositions; timeoutMs: number },
   metrics: ReplicaMetrics,
 ) {
   const { primary, watch } = to;
-  /** Null when the user's reads may go to the replica, else why they go to the primary. */
   const fallbackFor = async (userId: string): Promise<FallbackReason | null> => {
     const replayed = watch.replayed;
     if (replayed === null) return 'unreachable';

@@ -3,50 +3,35 @@ import type pg from 'pg';
 import sql, { empty, join, raw, type Sql as Statement } from 'sql-template-tag';
 import type { Em, Orm } from './orm.js';
 
-/**
- * Statements are written with the `sql` tag: each fragment carries its own values, so fragments
- * from several modules compose without lining up positional parameters by hand.
- */
+/** Each `sql` fragment carries its own values, so fragments compose without lining up positional parameters. */
 export { sql, empty, join, raw, type Statement };
 
-/**
- * Raw SQL outside any unit of work, for the statements that track no entities (the key lookup,
- * feed pages, counts, marks, the trace's statements).
- */
+/** Raw SQL outside any unit of work, for statements that track no entities. */
 export interface Db {
-  /** The statement's rows. */
   rows<T = Record<string, unknown>>(statement: Statement): Promise<T[]>;
-  /** How many rows the statement changed. */
+  /** Affected row count. */
   run(statement: Statement): Promise<number>;
 }
 
-/**
- * Runs `statement` in the caller's unit of work (its EntityManager, or the transaction it runs
- * in), which the pool (`Db`) cannot join: admin writes, purchases, imports, the demo seed's
- * publishes. `method` 'run' answers `{ affectedRows }` instead of the rows.
- */
+/** For statements that must join the caller's EntityManager or transaction, which `Db` cannot. 'run' answers `{ affectedRows }`. */
 export const inUnitOfWork = async <T>(em: Em, statement: Statement, method: 'all' | 'run' = 'all'): Promise<T> =>
   (await em.execute(statement.sql, statement.values, method)) as T;
 
-/** A lone surrogate (UTF-16 that is not well formed): in a string, with the `u` flag, only lone ones match. */
+/** With the `u` flag only lone (ill-formed) surrogates match. */
 const LONE_SURROGATE = /\p{Surrogate}/u;
 const LONE_SURROGATES = /\p{Surrogate}/gu;
 
 /**
- * Strings with lone surrogates as node-postgres sends them (each one U+FFFD). PGlite's encoder
- * turns some of them into invalid UTF-8 (U+FEFF then U+DFFF, say), which PostgreSQL refuses with
- * an internal error; this makes the embedded engine answer such input as PostgreSQL does.
+ * Lone surrogates as node-postgres sends them (U+FFFD): PGlite's encoder turns some into invalid
+ * UTF-8 that PostgreSQL refuses with an internal error.
  */
 function wellFormed(value: unknown): unknown {
   return typeof value === 'string' && LONE_SURROGATE.test(value) ? value.replace(LONE_SURROGATES, '\ufffd') : value;
 }
 
 /**
- * A name per statement text, for PostgreSQL's named prepared statements: each connection parses
- * and plans a named statement once, then only binds and executes it. Texts come from code (the
- * hot paths' fixed statements and their filter variants), so the names are few; the bound keeps
- * a caller that built texts from data from growing the map and every connection's statements
- * (past it, statements go unnamed, parsed each time as before).
+ * Named prepared statements are parsed and planned once per connection. Texts come from code, so
+ * names are few; the bound stops texts built from data growing every connection (past it: unnamed).
  */
 const STATEMENT_NAMES_MAX = 500;
 const statementNames = new Map<string, string>();
@@ -60,18 +45,13 @@ function statementName(text: string): string | undefined {
 }
 
 /**
- * On PostgreSQL: statements go straight to the ORM's own `pg` pool (one pool, one connection
- * budget), with the values bound as parameters, skipping the ORM's statement formatting and
- * query builder around each one, which were most of a count poll's allocations (bench/README.md).
- * With `preparedStatements` (the default; `DATABASE_PREPARED_STATEMENTS`), each statement is a
- * named prepared statement (see `statementName`); turn it off behind a pooler in transaction mode
- * (PgBouncer before 1.21), which cannot keep a session's prepared statements.
- * Embedded: through the ORM, which keeps its single PGlite session's transactions apart.
+ * PostgreSQL: straight to the ORM's `pg` pool, skipping its formatting (bench/README.md). Embedded:
+ * through the ORM, which keeps its one PGlite session's transactions apart.
  */
 export async function createSql(orm: Orm, kind: 'postgres' | 'embedded', options: { preparedStatements?: boolean } = {}): Promise<Db> {
   if (kind === 'embedded') {
     const em = orm.em as Em;
-    // The ORM's query client (one PGlite session behind a lock that keeps transactions apart), with the values bound, not inlined.
+    // Values bound, not inlined.
     const client = em.getConnection().getClient();
     const send = (statement: Statement) => client.executeQuery(CompiledQuery.raw(statement.text, statement.values.map(wellFormed)));
     return {
@@ -82,7 +62,6 @@ export async function createSql(orm: Orm, kind: 'postgres' | 'embedded', options
   return poolDb((await orm.em.getConnection().getNativeClient()) as pg.Pool, options.preparedStatements ?? false);
 }
 
-/** Statements on a `pg` pool, values bound; `named`: as named prepared statements (see `statementName`). */
 export function poolDb(pool: pg.Pool, named: boolean): Db {
   const send = (text: string, values: unknown[]) => pool.query({ text, values, ...(named && { name: statementName(text) }) });
   return {
