@@ -2,14 +2,17 @@
  * How a job's item runs: through the single trace, item by item (skip-trace/items/: the input's
  * rules, cache, single flight, provider, charge, ledger and audit), with the item's stored result
  * written by the statement that charges it, guarded by this instance's lease on the item. An
- * uncharged result (a failure) is stored on its own.
+ * uncharged result (a failure) is stored on its own. The opening reads of items started together
+ * (a claim's) go as one statement.
  */
 import type { Services } from '../../schema/context.js';
 import type { ChargeOrder } from '../items/charge-order.js';
 import type { ItemResult } from '../items/item-result.js';
 import type { ListItemInput } from '../items/item-rules.js';
 import { ChargeGuardFailed, runTraceItem, type ListRun } from '../items/run-item.js';
-import { traceDeps } from '../skip-trace.service.js';
+import { traceDeps, type SkipTraceDeps } from '../skip-trace.service.js';
+import { openTraces } from '../trace.data.js';
+import { coalesced } from '../../infra/database/coalesce.js';
 import { releaseForRetry, storeChargedCtes, storeUncharged } from './job-queue.data.js';
 import type { JobItemRunner } from './job-worker.js';
 import type { ItemOutcome } from './jobs.data.js';
@@ -35,7 +38,9 @@ const outcomeOf = (result: ItemResult): ItemOutcome => ({
 });
 
 export function jobItemRunner(services: Services): JobItemRunner {
-  const deps = traceDeps(services);
+  // Items claimed together start together: their opening reads go as one statement.
+  const open = coalesced((opens: { organizationId: string; cacheKey: string }[]) => openTraces(services.sql, opens));
+  const deps: SkipTraceDeps = { ...traceDeps(services), open: (organizationId, cacheKey) => open({ organizationId, cacheKey }) };
   return async (item, lease) => {
     const run: ListRun = {
       deps,
