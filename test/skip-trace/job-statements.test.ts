@@ -33,7 +33,9 @@ async function recordStatements(target: TestService): Promise<{ sent: { text: st
     } as typeof pool.query;
     return { sent, stop: () => (pool.query = query) };
   }
-  const client = connection.getClient() as { executeQuery: (compiled: { sql: string; parameters: readonly unknown[] }) => Promise<unknown> };
+  const client = connection.getClient() as {
+    executeQuery: (compiled: { sql: string; parameters: readonly unknown[] }) => Promise<unknown>;
+  };
   const executeQuery = client.executeQuery;
   client.executeQuery = function (compiled) {
     sent.push({ text: compiled.sql, values: [...compiled.parameters] });
