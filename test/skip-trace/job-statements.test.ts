@@ -1,8 +1,8 @@
 /**
  * The statements a job's items send (job-items.ts, job-worker.ts): the opening reads of the items
- * a claim started go as one statement, so a job of cached traces sends fewer opening reads than it
- * has items, while each item keeps its own charge (its result stored with it). Counted on the
- * statements the service's own connection to the database sends.
+ * a claim started go as one statement, and the charges of the items ready together (each with its
+ * own result) as one more, so a job of cached traces sends fewer of either than it has items.
+ * Counted on the statements the service's own connection to the database sends.
  */
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -33,7 +33,7 @@ async function recordStatements(target: TestService): Promise<{ sent: { text: st
     } as typeof pool.query;
     return { sent, stop: () => (pool.query = query) };
   }
-  const client = connection.getClient() as {
+  const client = connection.getClient() as unknown as {
     executeQuery: (compiled: { sql: string; parameters: readonly unknown[] }) => Promise<unknown>;
   };
   const executeQuery = client.executeQuery;
@@ -46,10 +46,10 @@ async function recordStatements(target: TestService): Promise<{ sent: { text: st
 
 const isBatchedOpen = (text: string) => text.includes('jsonb_to_recordset') && text.includes('from skip_trace_results');
 const isSingleOpen = (text: string) => text.includes('left join (select status, persons from skip_trace_results');
-const isCharge = (text: string) => text.includes('insert into skip_trace_credit_ledger');
+const isCharge = (text: string) => text.includes('insert into skip_trace_credit_ledger') && text.includes('jsonb_to_recordset');
 
 describe("a job's statements", () => {
-  it('one opening read per claim for the items it started (fewer than the items), one charge per item', async () => {
+  it('one opening read for the items a claim started, one charge statement for the items ready together: fewer than the items', async () => {
     const org = await setupBillingOrg(service, 100);
     const addresses = Array.from({ length: 20 }, () => uniqueAddress());
     // Every address traced (and cached) first.
@@ -75,6 +75,10 @@ describe("a job's statements", () => {
     const opened = opens.flatMap((s) => JSON.parse(s.values[0] as string) as { cache_key: string }[]);
     expect(opened).toHaveLength(40);
     expect(opens.length).toBeLessThan(40);
-    expect(sent.filter((s) => isCharge(s.text))).toHaveLength(40);
+    // Likewise the charges: each item charged once, items ready together in one statement.
+    const charges = sent.filter((s) => isCharge(s.text));
+    const charged = charges.flatMap((s) => JSON.parse(s.values[0] as string) as { index: number }[]);
+    expect(charged.map((c) => c.index).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    expect(charges.length).toBeLessThan(40);
   });
 });
