@@ -94,6 +94,8 @@ export async function chargeItems(db: Db, lease: Lease, organizationId: string, 
     charges.map(({ item, entry, outcome }, i) => ({
       ...chargedAuditFields(entry),
       i,
+      // The item's job, as its audit row names it.
+      job_id: item.jobId,
       index: item.index,
       status: outcome.status,
       persons: outcome.persons,
