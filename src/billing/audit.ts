@@ -7,7 +7,7 @@
  */
 import type { OrganizationPrincipal } from '../schema/principal.js';
 import { AppError } from '../common/errors.js';
-import { sql, type Db } from '../infra/database/sql.js';
+import { raw, sql, type Db } from '../infra/database/sql.js';
 
 /** One row of `skip_trace_requests`: what became of one skip trace request. */
 export interface AuditEntry {
@@ -76,6 +76,35 @@ export const auditOfCharge = (entry: Omit<AuditEntry, 'charged'>) => {
      select ${entry.id}::uuid, id, ${entry.principal.keyId}::uuid, ${entry.cacheKey}, ${entry.outcome}, ${entry.cacheHit}::boolean, true, ${durationOf(entry)}::integer,
        ${batchId}::uuid, ${jobId}::uuid, ${key}::text from charged)`;
 };
+
+/**
+ * The fields of a charged trace's row, for auditOfCharges: one object per request, sent as a
+ * JSON record set whose columns are CHARGED_AUDIT_COLUMNS.
+ */
+export const chargedAuditFields = (entry: Omit<AuditEntry, 'charged'>) => {
+  const [batchId, jobId, key] = listColumns(entry);
+  return {
+    request_id: entry.id,
+    key_id: entry.principal.keyId,
+    cache_key: entry.cacheKey,
+    outcome: entry.outcome,
+    cache_hit: entry.cacheHit,
+    duration_ms: durationOf(entry),
+    batch_id: batchId,
+    job_id: jobId,
+    key,
+  };
+};
+
+/** The record set columns of chargedAuditFields. */
+export const CHARGED_AUDIT_COLUMNS = raw(
+  'request_id uuid, key_id uuid, cache_key text, outcome text, cache_hit boolean, duration_ms integer, batch_id uuid, job_id uuid, key text',
+);
+
+/** The rows of several charged traces of `organizationId`, as a CTE of their charge's statement: one per row of `charged` (chargedAuditFields columns). */
+export const auditOfCharges = (organizationId: string, charged: string) =>
+  sql`audit as (insert into skip_trace_requests (id, organization_id, key_id, cache_key, outcome, cache_hit, charged, duration_ms, batch_id, job_id, key)
+     select request_id, ${organizationId}::uuid, key_id, cache_key, outcome, cache_hit, true, duration_ms, batch_id, job_id, key from ${raw(charged)})`;
 
 /** The request's row once its charge was refunded, as a CTE of the refund's statement: only when `removed` (charge.ts) holds a row. */
 export const auditOfRefund = (refund: { requestId: string; outcome: string }) =>

@@ -11,7 +11,7 @@
  */
 import type { Organization } from '../organizations/organization.entity.js';
 import type { Em } from '../infra/database/orm.js';
-import { inUnitOfWork, sql, type Db } from '../infra/database/sql.js';
+import { inUnitOfWork, sql, type Db, type Statement } from '../infra/database/sql.js';
 import { AppError, badInput } from '../common/errors.js';
 import { getOrganization } from '../organizations/organizations.service.js';
 
@@ -20,8 +20,11 @@ const MAX_CREDIT_BALANCE = 2_147_483_647;
 
 const noCreditsLeft = () => new AppError('insufficient_credits', 'The organization has no skip trace credits left.');
 
-/** The organization's skip trace columns: a statement of its own, or a subquery of a trace's opening read (skip-trace/trace.data.ts). */
-export const accountRow = (organizationId: string) =>
+/**
+ * The organization's skip trace columns: a statement of its own, or a subquery of a trace's opening
+ * read (skip-trace/trace.data.ts), where `organizationId` may be a column of the outer query.
+ */
+export const accountRow = (organizationId: string | Statement) =>
   sql`select skip_trace_enabled, skip_trace_credits from organizations where id = ${organizationId}`;
 
 /** An accountRow row. */

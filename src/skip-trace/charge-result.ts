@@ -1,11 +1,11 @@
 import { setImmediate } from 'node:timers/promises';
-import { CallerGoneError } from '../billing/audit.js';
+import { CallerGoneError, type AuditEntry } from '../billing/audit.js';
 import { skipTraceAccount } from '../billing/skip-trace-account.js';
 import type { KeyHold } from './idempotency/idempotent-request.js';
 import type { TraceCall } from './outcome.js';
 import type { SkipTraceDeps, SkipTraceResponse } from './skip-trace.service.js';
 import type { ResolvedTrace } from './trace-coordinator.js';
-import { ChargeGuardFailed, chargeTrace, type ChargeExtra } from './trace.data.js';
+import { ChargeGuardFailed, chargeTrace, type ChargeExtra, type ChargeOutcome } from './trace.data.js';
 
 /** What a caller may add to a charge (an item of a list: skip-trace/items/). */
 export interface ChargeSteps {
@@ -13,6 +13,12 @@ export interface ChargeSteps {
   beforeCharge?: () => Promise<void>;
   /** Written by the charge's own statement (e.g. the item's stored result), so neither commits without the other. */
   alsoInCharge?: (response: SkipTraceResponse) => ChargeExtra;
+  /**
+   * The charge's statement, when not the trace's own: it writes the charge (credit, ledger and
+   * audit rows of `entry`) with what alsoInCharge would, and answers what became of it (a job's
+   * items ready together are charged in one statement: jobs/job-queue.data.ts).
+   */
+  charge?: (entry: AuditEntry, response: SkipTraceResponse) => Promise<ChargeOutcome>;
 }
 
 /**
@@ -39,9 +45,11 @@ export async function chargeForResult(
     cacheHit: traced.cacheHit,
     replayed: false,
   };
-  const entry = { ...call, outcome: traced.result.status, cacheHit: traced.cacheHit, charged: true };
+  const entry: AuditEntry = { ...call, outcome: traced.result.status, cacheHit: traced.cacheHit, charged: true };
   const stored = hold && { claim: hold.claim, answer: response };
-  const charged = await chargeTrace(deps.db, entry, stored, steps.alsoInCharge?.(response));
+  const charged = steps.charge
+    ? await steps.charge(entry, response)
+    : await chargeTrace(deps.db, entry, stored, steps.alsoInCharge?.(response));
   // A claim released because the caller left, or taken over once its lease ran out, must not
   // be answered twice: nothing was charged.
   if (charged === 'claim_lost') throw client.signal.aborted ? new CallerGoneError() : new Error('The Idempotency-Key claim was lost.');

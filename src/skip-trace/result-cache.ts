@@ -1,8 +1,8 @@
-import { sql, type Db } from '../infra/database/sql.js';
+import { sql, type Db, type Statement } from '../infra/database/sql.js';
 import type { TraceResult } from './providers/provider.js';
 
-/** A live cached result: a statement of its own, or a subquery of a trace's opening read (trace.data.ts). */
-export const cachedRow = (cacheKey: string) =>
+/** A live cached result: a statement of its own, or a subquery of a trace's opening read (trace.data.ts), `cacheKey` maybe an outer column. */
+export const cachedRow = (cacheKey: string | Statement) =>
   sql`select status, persons from skip_trace_results where cache_key = ${cacheKey} and expires_at > now()`;
 
 /** A cachedRow row (jsonb arrives as text from the embedded database). */

@@ -16,7 +16,7 @@ import { answerWithReplay } from './replay.js';
 import type { SkipTraceMetrics } from './skip-trace.metrics.js';
 import type { ResolveOptions, TraceCoordinator } from './trace-coordinator.js';
 import { checkTraceInput, type SkipTraceInput, type ValidTrace } from './trace-input.js';
-import { openTrace } from './trace.data.js';
+import { openTrace, type OpenedTrace } from './trace.data.js';
 
 export interface SkipTraceResponse extends TraceResult {
   /** A new UUID per call, also the key of its ledger charge and audit row. */
@@ -40,6 +40,8 @@ export interface SkipTraceDeps {
   /** The request's in-flight slot is held already (by its REST route's `holdSlot` hook); otherwise runKeyedRequest takes it. */
   slotHeld?: boolean;
   timeoutMs: number;
+  /** The opening read, when not a statement of the trace's own (a job's items started together share one: jobs/job-items.ts). */
+  open?: (organizationId: string, cacheKey: string) => Promise<OpenedTrace>;
 }
 
 /** A caller nobody watches (a job's items run with no request): never gone, nothing to refund. */
@@ -165,7 +167,7 @@ export async function traceAndCharge(
   steps: TraceSteps = {},
 ): Promise<SkipTraceResponse> {
   const { organizationId } = call.principal;
-  const opened = await openTrace(deps.db, organizationId, trace.cacheKey);
+  const opened = await (deps.open ? deps.open(organizationId, trace.cacheKey) : openTrace(deps.db, organizationId, trace.cacheKey));
   skipTraceAccount.ensureCanTrace(opened.account);
   const traced = await deps.traces.resolve(trace, call.id, opened.cached, steps.resolve);
   const response = await chargeForResult(deps, call, traced, steps.hold, steps);

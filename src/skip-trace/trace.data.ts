@@ -29,6 +29,24 @@ export async function openTrace(
   return { account: skipTraceAccount.fromRow(row), cached: resultCache.fromRow(row) };
 }
 
+/** What a trace's opening read found: the organization's account and the live cached result. */
+export type OpenedTrace = Awaited<ReturnType<typeof openTrace>>;
+
+/** The opening reads of several traces (the items of a job's claimed lease), in one statement; their results in the order given. */
+export async function openTraces(db: Db, opens: readonly { organizationId: string; cacheKey: string }[]): Promise<OpenedTrace[]> {
+  const keys = JSON.stringify(opens.map((open, i) => ({ i, organization_id: open.organizationId, cache_key: open.cacheKey })));
+  const rows = await db.rows<AccountRow & CachedRow & { i: number }>(
+    sql`select k.i, a.*, r.status, r.persons from jsonb_to_recordset(${keys}::jsonb) as k(i integer, organization_id uuid, cache_key text)
+      left join lateral (${accountRow(raw('k.organization_id'))}) a on true left join lateral (${cachedRow(raw('k.cache_key'))}) r on true
+      order by k.i`,
+  );
+  // An unknown organization's account columns are null, as openTrace finds no row.
+  return rows.map((row) => ({
+    account: skipTraceAccount.fromRow(row.skip_trace_enabled === null ? undefined : row),
+    cached: resultCache.fromRow(row),
+  }));
+}
+
 /** The response field that carries the balance after the charge, set in the stored answer by the statement. */
 const BALANCE_FIELD = 'creditsRemaining';
 

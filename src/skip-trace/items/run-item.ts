@@ -6,7 +6,8 @@ import type { TraceGroup } from '../providers/provider.js';
 import type { TraceCall } from '../outcome.js';
 import { recordFailure, traceAndCharge, type SkipTraceDeps } from '../skip-trace.service.js';
 import { traceTimedOut } from '../trace-coordinator.js';
-import { ChargeGuardFailed } from '../trace.data.js';
+import { ChargeGuardFailed, type ChargeOutcome } from '../trace.data.js';
+import type { AuditEntry } from '../../billing/audit.js';
 import type { ChargeOrder } from './charge-order.js';
 import { failedItem, tracedItem, type ItemResult } from './item-result.js';
 import { checkItem, type ListItemInput } from './item-rules.js';
@@ -40,12 +41,25 @@ export interface ListRun {
 export type AlsoInCharge = (result: ItemResult) => { ctes: Statement; guard?: Statement };
 
 /**
+ * Or the item's charge made by the caller (`charge`, with the item's result and its audit entry):
+ * it writes what AlsoInCharge would, in the charge's statement, and answers what became of it.
+ */
+export interface ChargedByCaller {
+  charge: (entry: AuditEntry, result: ItemResult) => Promise<ChargeOutcome>;
+}
+
+/**
  * Runs item `index` of a list through the single trace (the input's rules, the opening read, cache,
  * single flight, provider, charge with its ledger and audit rows, refund), as its own request: a
  * new id, its usage row naming the list and its key. Never throws but ChargeGuardFailed: a failure
  * is the item's result, audited and not charged.
  */
-export async function runTraceItem(run: ListRun, index: number, item: ListItemInput, alsoInCharge?: AlsoInCharge): Promise<ItemResult> {
+export async function runTraceItem(
+  run: ListRun,
+  index: number,
+  item: ListItemInput,
+  inCharge?: AlsoInCharge | ChargedByCaller,
+): Promise<ItemResult> {
   const { deps, principal } = run;
   const key = item.key ?? null;
   const call: TraceCall = {
@@ -66,7 +80,9 @@ export async function runTraceItem(run: ListRun, index: number, item: ListItemIn
         if (performance.now() > run.deadline) throw traceTimedOut(deps.timeoutMs);
         await run.order.turn(index);
       },
-      alsoInCharge: alsoInCharge && ((charged) => alsoInCharge(tracedItem(index, key, charged))),
+      ...(typeof inCharge === 'function'
+        ? { alsoInCharge: (charged) => inCharge(tracedItem(index, key, charged)) }
+        : inCharge && { charge: (entry, charged) => inCharge.charge(entry, tracedItem(index, key, charged)) }),
       refundUndelivered: run.refundUndelivered,
     });
     return tracedItem(index, key, response);

@@ -2,15 +2,21 @@
  * How a job's item runs: through the single trace, item by item (skip-trace/items/: the input's
  * rules, cache, single flight, provider, charge, ledger and audit), with the item's stored result
  * written by the statement that charges it, guarded by this instance's lease on the item. An
- * uncharged result (a failure) is stored on its own.
+ * uncharged result (a failure) is stored on its own. Items started together (a claim's) share
+ * their opening read, one statement, and items ready to charge together share the charge's
+ * statement (each item with its own credit, ledger and audit rows and stored result).
  */
 import type { Services } from '../../schema/context.js';
 import type { ChargeOrder } from '../items/charge-order.js';
 import type { ItemResult } from '../items/item-result.js';
 import type { ListItemInput } from '../items/item-rules.js';
 import { ChargeGuardFailed, runTraceItem, type ListRun } from '../items/run-item.js';
-import { traceDeps } from '../skip-trace.service.js';
-import { releaseForRetry, storeChargedCtes, storeUncharged } from './job-queue.data.js';
+import { traceDeps, type SkipTraceDeps } from '../skip-trace.service.js';
+import { openTraces, type ChargeOutcome } from '../trace.data.js';
+import type { AuditEntry } from '../../billing/audit.js';
+import type { Db } from '../../infra/database/sql.js';
+import { coalesced } from '../../infra/database/coalesce.js';
+import { chargeItems, releaseForRetry, storeUncharged, type ItemCharge, type Lease } from './job-queue.data.js';
 import type { JobItemRunner } from './job-worker.js';
 import type { ItemOutcome } from './jobs.data.js';
 
@@ -34,8 +40,41 @@ const outcomeOf = (result: ItemResult): ItemOutcome => ({
   error: result.error,
 });
 
+/** Items of one organization under one lease, charged in one statement (chargeItems); a failed statement fails only its own items. */
+function chargeTogether(db: Db) {
+  return coalesced(async (charges: { lease: Lease; charge: ItemCharge }[]) => {
+    const outcomes: (ChargeOutcome | { failed: unknown })[] = new Array(charges.length);
+    const groups = new Map<string, number[]>();
+    charges.forEach(({ lease, charge }, i) => {
+      const group = `${lease.token}/${charge.item.organizationId}`;
+      groups.set(group, [...(groups.get(group) ?? []), i]);
+    });
+    await Promise.all(
+      [...groups.values()].map(async (members) => {
+        const { lease, charge } = charges[members[0]];
+        try {
+          const done = await chargeItems(
+            db,
+            lease,
+            charge.item.organizationId,
+            members.map((i) => charges[i].charge),
+          );
+          members.forEach((i, j) => (outcomes[i] = done[j]));
+        } catch (error) {
+          for (const i of members) outcomes[i] = { failed: error };
+        }
+      }),
+    );
+    return outcomes;
+  });
+}
+
 export function jobItemRunner(services: Services): JobItemRunner {
-  const deps = traceDeps(services);
+  // Items claimed together start together: their opening reads go as one statement, and so do
+  // the charges of those ready at once (each with its own result).
+  const open = coalesced((opens: { organizationId: string; cacheKey: string }[]) => openTraces(services.sql, opens));
+  const chargeReady = chargeTogether(services.sql);
+  const deps: SkipTraceDeps = { ...traceDeps(services), open: (organizationId, cacheKey) => open({ organizationId, cacheKey }) };
   return async (item, lease) => {
     const run: ListRun = {
       deps,
@@ -47,9 +86,14 @@ export function jobItemRunner(services: Services): JobItemRunner {
       refundUndelivered: false,
     };
     const input = { ...item.input, key: item.key } as ListItemInput;
+    const charge = async (entry: AuditEntry, charged: ItemResult) => {
+      const outcome = await chargeReady({ lease, charge: { item, entry, outcome: outcomeOf(charged) } });
+      if (typeof outcome === 'object' && 'failed' in outcome) throw outcome.failed;
+      return outcome;
+    };
     let result: ItemResult;
     try {
-      result = await runTraceItem(run, item.index, input, (charged) => storeChargedCtes(item, lease, outcomeOf(charged)));
+      result = await runTraceItem(run, item.index, input, { charge });
     } catch (error) {
       // The lease ran out and another instance holds the item: it is theirs to settle.
       if (error instanceof ChargeGuardFailed) return;

@@ -6,6 +6,9 @@
  */
 import { empty, raw, sql, type Db, type Statement } from '../../infra/database/sql.js';
 import { settleJobCte, type ClaimedItem, type ItemOutcome } from './jobs.data.js';
+import { chargeEachCtes } from '../../billing/charge.js';
+import { auditOfCharges, chargedAuditFields, CHARGED_AUDIT_COLUMNS, type AuditEntry } from '../../billing/audit.js';
+import type { ChargeOutcome } from '../trace.data.js';
 
 /** This instance's lease on claimed items: its token and how long a claim or renewal holds. */
 export interface Lease {
@@ -72,17 +75,49 @@ export async function renewLeases(db: Db, lease: Lease, items: readonly ClaimedI
   );
 }
 
+/** An item's charge, for chargeItems: its audit row's entry and the outcome it stores. */
+export interface ItemCharge {
+  item: ClaimedItem;
+  entry: Omit<AuditEntry, 'charged'>;
+  outcome: ItemOutcome;
+}
+
 /**
- * What the statement that charges an item adds, so the charge and the item's stored result commit
- * together or not at all: `guard` (the charge's condition) locks the item's row while this
- * instance's lease on it stands, and `ctes` store `outcome` once charged (`charged`,
- * billing/charge.ts) and settle the job's counts.
+ * Charges several items of one organization in one statement, each with its own ledger and audit
+ * rows and its stored result (all of an item's or none of it): an item whose lease is no longer
+ * this instance's is neither charged nor stored ('guard_failed'), and when the balance covers
+ * fewer than the rest, those first in index order are charged and the others write nothing
+ * ('no_credit'). What became of each, in the order given.
  */
-export function storeChargedCtes(item: ClaimedItem, lease: Lease, outcome: ItemOutcome): { ctes: Statement; guard: Statement } {
-  return {
-    guard: sql`exists (select from skip_trace_job_items where ${heldItem(item, lease)} for update)`,
-    ctes: sql`${storeCte(item, lease, outcome, sql`and exists (select from charged)`)}, ${settleJobCte('stored')}`,
-  };
+export async function chargeItems(db: Db, lease: Lease, organizationId: string, charges: readonly ItemCharge[]): Promise<ChargeOutcome[]> {
+  const input = JSON.stringify(
+    charges.map(({ item, entry, outcome }, i) => ({
+      ...chargedAuditFields(entry),
+      i,
+      // The item's job, as its audit row names it.
+      job_id: item.jobId,
+      index: item.index,
+      status: outcome.status,
+      persons: outcome.persons,
+      error: outcome.error,
+    })),
+  );
+  const rows = await db.rows<{ guarded: boolean; credits_remaining: number | null }>(
+    sql`with input as (select * from jsonb_to_recordset(${input}::jsonb) as x(i integer, index integer, status text, persons jsonb, error jsonb, ${CHARGED_AUDIT_COLUMNS})),
+      held as (select x.*, row_number() over (order by x.job_id, x.index) as n from input x
+        where exists (select from skip_trace_job_items it where it.job_id = x.job_id and it.index = x.index and it.status = 'pending' and it.lease_token = ${lease.token} for update)),
+      ${chargeEachCtes(organizationId, 'held')}, ${auditOfCharges(organizationId, 'charged')},
+      stored as (update skip_trace_job_items i set status = c.status, request_id = c.request_id, persons = c.persons, error = c.error,
+          lease_token = null, lease_until = null
+        from charged c where i.job_id = c.job_id and i.index = c.index returning i.job_id, i.status),
+      ${settleJobCte('stored')}
+      select exists (select from held h where h.i = x.i) as guarded, (select c.credits_remaining from charged c where c.i = x.i) as credits_remaining
+      from input x order by x.i`,
+  );
+  return rows.map((row) => {
+    if (!row.guarded) return 'guard_failed';
+    return row.credits_remaining == null ? 'no_credit' : { creditsRemaining: Number(row.credits_remaining) };
+  });
 }
 
 /** The item's row, while it is pending under this instance's lease. */

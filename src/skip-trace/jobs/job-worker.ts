@@ -2,9 +2,11 @@
  * The job worker: each instance (the embedded process included) runs up to `concurrency` items at
  * a time, claimed fairly across organizations (job-queue.data.ts) under a lease it renews while
  * they run. A stopped or killed instance's items are claimed again once their leases run out;
- * their charge and stored result commit together or not at all, so none is charged twice.
+ * their charge and stored result commit together or not at all, so none is charged twice. Items
+ * claimed together start together, so their opening reads share one statement (job-items.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Db } from '../../infra/database/sql.js';
 import { cancelAbandoned, claimItems, renewLeases, storeUncharged, type Lease } from './job-queue.data.js';
@@ -99,6 +101,9 @@ export function startJobWorker(options: JobWorkerOptions): JobWorker {
       }
       // A full claim may leave more to take; else wait for a finished item, a new job or the poll.
       if (!stopped) await idle(free > 0 && claimed.length === free ? 0 : options.pollMs);
+      // Items whose charges answered in the same poll free their slots before the claim: one claim,
+      // then one opening read, for all of them (job-items.ts), with no wait beyond this turn.
+      await setImmediate();
     }
   };
 
