@@ -184,14 +184,18 @@ async function feedRows(userId: string, v: Record<string, unknown>, limit: numbe
     live
       ? `(${liveCounters(p, userId, type)}) live`
       : `notification_counters where user_id = ${p(userId)}${type !== null ? ` and notification_type = ${p(type)}` : ''}`;
-  const totals =
-    search !== null
-      ? `select count(*) filter (where ${seen === null ? 'true' : `s.is_seen = ${p(seen)}`})::int as total,
-                count(*) filter (where not s.is_seen)::int as unread, (select coalesce(max(g.mark_gen), 0) from notification_counters g
-                  where g.user_id = ${p(userId)}${type !== null ? ` and g.notification_type = ${p(type)}` : ''}) as gen,
-                0 as expiring
-           from notifications n ${STATE} where ${matching(false)}`
-      : `select coalesce(sum(${seen === null ? 'unread_count + read_count' : seen ? 'read_count' : 'unread_count'}), 0)::int as total,
+  if (search !== null) {
+    // The service's `searchPage`: the matching rows and their state once, counted and sorted.
+    const seenIs = () => (seen === null ? 'true' : `is_seen = ${p(seen)}`);
+    const text = `with m as (select ${STATE_COLUMNS} from notifications n ${STATE} where ${matching(false)}),
+      t as (select count(*) filter (where ${seenIs()})::int as total, count(*) filter (where not is_seen)::int as unread, 0 as expiring from m)
+      select t.total, t.unread, t.expiring, n.* from t left join lateral (
+        select * from m where ${seenIs()}${after ? ` and (created_at, id) < (${p(after.createdAt)}, ${p(after.id)})` : ''}
+         order by created_at desc, id desc limit least(${limit + 1}, t.total)) n on true
+       order by n.created_at desc, n.id desc`;
+    return (await bound(text, values)).rows;
+  }
+  const totals = `select coalesce(sum(${seen === null ? 'unread_count + read_count' : seen ? 'read_count' : 'unread_count'}), 0)::int as total,
                 coalesce(sum(unread_count), 0)::int as unread, coalesce(max(mark_gen), 0) as gen,
                 ${live ? '0' : 'coalesce(sum(expiring_count), 0)'} as expiring
            from ${counters()}`;

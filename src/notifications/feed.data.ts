@@ -246,10 +246,12 @@ export async function selectFeedPage(
 ): Promise<FeedRows> {
   const page = (live: boolean) =>
     db.rows<NotificationRow & { total: number; unread: number; expiring: number }>(
-      sql`with t as (${totals(userId, filter, live)})
+      filter.search !== null
+        ? searchPage(userId, filter, after, limit)
+        : sql`with t as (${totals(userId, filter, live)})
         select t.total, t.unread, t.expiring, n.* from t left join lateral (
           select ${COLUMNS} from notifications n ${GATED_STATE}
-           where ${matching(userId, filter)}${after ? sql` and (created_at, id) < (${after.createdAt}, ${after.id})` : empty}
+           where ${matching(userId, filter)}${keysetAfter(after)}
            order by created_at desc, id desc limit least(${raw(String(limit))}, t.total)) n on true
          order by n.created_at desc, n.id desc`,
     );
@@ -263,16 +265,35 @@ export async function selectFeedPage(
   };
 }
 
+const keysetAfter = (after: KeysetPosition | null) => (after ? sql` and (created_at, id) < (${after.createdAt}, ${after.id})` : empty);
+
 /**
- * `total` (all filters) and `unread` (the seen filter ignored): from the counter rows, or, with a
- * search term, counted over the matching rows themselves (served by the trigram indexes).
+ * A page with a search term: its totals need every matching row (the trigram indexes find them),
+ * so the matching rows and their state are read once (the seen filter and the cursor aside),
+ * counted for the totals and sorted for the page. Such a statement is planned on every call (its
+ * pattern matters), and the inlined state planned for both the totals and the page cost more than
+ * running it.
+ */
+function searchPage(userId: string, filter: FeedConditions, after: KeysetPosition | null, limit: number): Statement {
+  const seenIs = filter.seen === null ? raw('true') : sql`is_seen = ${filter.seen}`;
+  return sql`with m as (select ${COLUMNS} from notifications n ${STATE} where ${matching(userId, filter, false)}),
+      t as (select count(*) filter (where ${seenIs})::int as total, count(*) filter (where not is_seen)::int as unread, 0 as expiring from m)
+      select t.total, t.unread, t.expiring, n.* from t left join lateral (
+        select * from m where ${seenIs}${keysetAfter(after)}
+         order by created_at desc, id desc limit least(${raw(String(limit))}, t.total)) n on true
+       order by n.created_at desc, n.id desc`;
+}
+
+/**
+ * `total` (all filters) and `unread` (the seen filter ignored): from the counter rows, or, for
+ * archived rows, counted over the matching rows themselves (search pages count theirs: `searchPage`).
  * `expiring`: whether the counter rows count rows that carry an expiry; `live` subtracts the
  * expired ones not swept yet (`liveCounters`), which the counter rows alone do not.
  */
 function totals(userId: string, filter: FeedConditions, live: boolean): Statement {
   // Counter rows count only rows that are not archived: archived ones are counted where they are.
   // No mark covers an archived row (its state was written into it), so their page's gate is 0.
-  if (filter.search !== null || filter.archived)
+  if (filter.archived)
     return sql`select count(*) filter (where ${filter.seen === null ? raw('true') : sql`s.is_seen = ${filter.seen}`})::int as total,
                       count(*) filter (where not s.is_seen)::int as unread, ${filter.archived ? raw('0') : latestMarkGen(userId, filter.type)} as gen,
                       0 as expiring
