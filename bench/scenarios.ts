@@ -181,7 +181,17 @@ const serviceGraphqlFeed = (u: UserKey): HttpRequest => ({
 
 // What must agree across targets: the data itself for the REST twins, ids and total against the peer.
 type Page = { notifications: { id: string }[]; total: number };
-const restData = (body: unknown) => (body as { data: unknown }).data;
+// `archivedAt: null` left out: a baseline from before archiving (9f105fc) has no such field, and the rest must still agree.
+const withoutNullArchivedAt = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(withoutNullArchivedAt);
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k, v]) => !(k === 'archivedAt' && v === null))
+      .map(([k, v]) => [k, withoutNullArchivedAt(v)]),
+  );
+};
+const restData = (body: unknown) => withoutNullArchivedAt((body as { data: unknown }).data);
 const pageOf = (body: unknown) => {
   const page = restData(body) as Page;
   return { ids: page.notifications.map((n) => n.id), total: page.total };

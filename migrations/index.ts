@@ -20,6 +20,8 @@ import { Migration20261129000800_seen_states_inlined } from './Migration20261129
 import { Migration20261129000900_counters_inlined_state } from './Migration20261129000900_counters_inlined_state.js';
 import { Migration20261129001000_drop_seen_feed_index } from './Migration20261129001000_drop_seen_feed_index.js';
 import { Migration20261130000000_batch_item_charges } from './Migration20261130000000_batch_item_charges.js';
+import { Migration20261130000100_counter_expiring } from './Migration20261130000100_counter_expiring.js';
+import { Migration20261130000200_counters_static } from './Migration20261130000200_counters_static.js';
 
 /** Migrations in order; listed explicitly so PostgreSQL and the embedded PGlite run the same ones from source. */
 export const migrationsList = [
@@ -45,4 +47,6 @@ export const migrationsList = [
   { name: 'Migration20261129000900_counters_inlined_state', class: Migration20261129000900_counters_inlined_state },
   { name: 'Migration20261129001000_drop_seen_feed_index', class: Migration20261129001000_drop_seen_feed_index },
   { name: 'Migration20261130000000_batch_item_charges', class: Migration20261130000000_batch_item_charges },
+  { name: 'Migration20261130000100_counter_expiring', class: Migration20261130000100_counter_expiring },
+  { name: 'Migration20261130000200_counters_static', class: Migration20261130000200_counters_static },
 ];

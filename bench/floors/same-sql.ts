@@ -81,14 +81,23 @@ function placeholders() {
   return { values, p: (value: unknown) => `$${values.push(value)}` };
 }
 
-/** The service's `counterTotals`: the live counter rows, summed here; types left at zero are not listed. */
+/**
+ * The service's `counterTotals`: the counter rows, and the live ones (expired rows not swept yet
+ * subtracted) only when some counted row carries an expiry; summed here, types left at zero not listed.
+ */
 async function counts(userId: string, type: string | null) {
-  const { values, p } = placeholders();
   const { rows } = await bound(
-    `select notification_type, unread_count, read_count from (${liveCounters(p, userId, type)}) live order by notification_type`,
+    `select notification_type, unread_count, read_count, expiring_count from notification_counters
+         where user_id = $1${type !== null ? ' and notification_type = $2' : ''} order by notification_type`,
+    type !== null ? [userId, type] : [userId],
+  );
+  if (!rows.some((row) => Number(row.expiring_count) > 0)) return sumCounters(rows);
+  const { values, p } = placeholders();
+  const live = await bound(
+    `select notification_type, unread_count, read_count, 0 as expiring_count from (${liveCounters(p, userId, type)}) live order by notification_type`,
     values,
   );
-  return sumCounters(rows);
+  return sumCounters(live.rows);
 }
 
 /** The service's change event (`notification-events.ts` `updated`): every type's counts, published on the event bus (Redis). */
@@ -141,6 +150,21 @@ async function markAllNotificationsRead(userId: string, v: Record<string, unknow
  */
 async function listNotifications(userId: string, v: Record<string, unknown>) {
   const limit = (v.limit as number | undefined) ?? 25;
+  let rows = await feedRows(userId, v, limit, false);
+  // Some counted row carries an expiry: again, with the expired rows not swept yet out of the totals.
+  if (Number(rows[0].expiring) > 0) rows = await feedRows(userId, v, limit, true);
+  const found = rows.filter((row) => row.id !== null);
+  const last = found[limit - 1];
+  return {
+    notifications: found.slice(0, limit).map(toNotification),
+    total: Number(rows[0].total),
+    hasUnread: Number(rows[0].unread) > 0,
+    nextCursor: found.length > limit && last ? encodeCursor(userId, last.created_at as Date, last.id as string) : null,
+  };
+}
+
+/** The page statement of `selectFeedPage`; `live`: its totals from the live counter rows (`liveCounters`). */
+async function feedRows(userId: string, v: Record<string, unknown>, limit: number, live: boolean) {
   const type = (v.notificationTypeFilter as string | undefined) || null;
   const seen = (v.seen as boolean | undefined) ?? null;
   const search = (v.searchTerm as string | undefined) || null;
@@ -156,32 +180,35 @@ async function listNotifications(userId: string, v: Record<string, unknown>) {
     }
     return c.join(' and ');
   };
-  const totals =
-    search !== null
-      ? `select count(*) filter (where ${seen === null ? 'true' : `s.is_seen = ${p(seen)}`})::int as total,
-                count(*) filter (where not s.is_seen)::int as unread, (select coalesce(max(g.mark_gen), 0) from notification_counters g
-                  where g.user_id = ${p(userId)}${type !== null ? ` and g.notification_type = ${p(type)}` : ''}) as gen
-           from notifications n ${STATE} where ${matching(false)}`
-      : `select coalesce(sum(${seen === null ? 'unread_count + read_count' : seen ? 'read_count' : 'unread_count'}), 0)::int as total,
-                coalesce(sum(unread_count), 0)::int as unread, coalesce(max(mark_gen), 0) as gen
-           from (${liveCounters(p, userId, type)}) live`;
+  const counters = () =>
+    live
+      ? `(${liveCounters(p, userId, type)}) live`
+      : `notification_counters where user_id = ${p(userId)}${type !== null ? ` and notification_type = ${p(type)}` : ''}`;
+  if (search !== null) {
+    // The service's `searchPage`: the matching rows and their state once, counted and sorted.
+    const seenIs = () => (seen === null ? 'true' : `is_seen = ${p(seen)}`);
+    const text = `with m as (select ${STATE_COLUMNS} from notifications n ${STATE} where ${matching(false)}),
+      t as (select count(*) filter (where ${seenIs()})::int as total, count(*) filter (where not is_seen)::int as unread, 0 as expiring from m)
+      select t.total, t.unread, t.expiring, n.* from t left join lateral (
+        select * from m where ${seenIs()}${after ? ` and (created_at, id) < (${p(after.createdAt)}, ${p(after.id)})` : ''}
+         order by created_at desc, id desc limit least(${limit + 1}, t.total)) n on true
+       order by n.created_at desc, n.id desc`;
+    return (await bound(text, values)).rows;
+  }
+  const totals = `select coalesce(sum(${seen === null ? 'unread_count + read_count' : seen ? 'read_count' : 'unread_count'}), 0)::int as total,
+                coalesce(sum(unread_count), 0)::int as unread, coalesce(max(mark_gen), 0) as gen,
+                ${live ? '0' : 'coalesce(sum(expiring_count), 0)'} as expiring
+           from ${counters()}`;
   const page = matching(true) + (after ? ` and (created_at, id) < (${p(after.createdAt)}, ${p(after.id)})` : '');
   const { rows } = await bound(
     `with t as (${totals})
-     select t.total, t.unread, n.* from t left join lateral (
+     select t.total, t.unread, t.expiring, n.* from t left join lateral (
        select ${STATE_COLUMNS} from notifications n ${GATED_STATE} where ${page}
         order by created_at desc, id desc limit least(${limit + 1}, t.total)) n on true
       order by n.created_at desc, n.id desc`,
     values,
   );
-  const found = rows.filter((row) => row.id !== null);
-  const last = found[limit - 1];
-  return {
-    notifications: found.slice(0, limit).map(toNotification),
-    total: Number(rows[0].total),
-    hasUnread: Number(rows[0].unread) > 0,
-    nextCursor: found.length > limit && last ? encodeCursor(userId, last.created_at as Date, last.id as string) : null,
-  };
+  return rows;
 }
 
 async function gateway(req: IncomingMessage, res: ServerResponse) {

@@ -185,11 +185,19 @@ interface CounterRow {
 /**
  * Badge numbers from the counter rows (kept by triggers): constant cost at any feed size, one
  * row per type, so `byType` costs no second round trip. A row left at zero is a type without rows.
+ * Only when a counter row counts rows that carry an expiry are they read again with the expired
+ * rows not swept yet subtracted (`liveCounters`), in one statement, so the two agree.
  */
 export async function counterTotals(db: Db, userId: string, type: string | null): Promise<NotificationCountsByType> {
-  const rows = await db.rows<CounterRow>(
-    sql`select notification_type, unread_count, read_count from (${liveCounters(userId, type)}) live order by notification_type`,
+  const ofType = type !== null ? sql` and notification_type = ${type}` : empty;
+  let rows = await db.rows<CounterRow & { expiring_count: number }>(
+    sql`select notification_type, unread_count, read_count, expiring_count from notification_counters
+         where user_id = ${userId}${ofType} order by notification_type`,
   );
+  if (rows.some((row) => Number(row.expiring_count) > 0))
+    rows = await db.rows(
+      sql`select notification_type, unread_count, read_count, 0 as expiring_count from (${liveCounters(userId, type)}) live order by notification_type`,
+    );
   // Sorted by type, so a type's expired rows follow its counter row.
   const merged: NotificationTypeCounts[] = [];
   for (const row of rows) {
@@ -236,14 +244,20 @@ export async function selectFeedPage(
   after: KeysetPosition | null,
   limit: number,
 ): Promise<FeedRows> {
-  const rows = await db.rows<NotificationRow & { total: number; unread: number }>(
-    sql`with t as (${totals(userId, filter)})
-        select t.total, t.unread, n.* from t left join lateral (
+  const page = (live: boolean) =>
+    db.rows<NotificationRow & { total: number; unread: number; expiring: number }>(
+      filter.search !== null
+        ? searchPage(userId, filter, after, limit)
+        : sql`with t as (${totals(userId, filter, live)})
+        select t.total, t.unread, t.expiring, n.* from t left join lateral (
           select ${COLUMNS} from notifications n ${GATED_STATE}
-           where ${matching(userId, filter)}${after ? sql` and (created_at, id) < (${after.createdAt}, ${after.id})` : empty}
+           where ${matching(userId, filter)}${keysetAfter(after)}
            order by created_at desc, id desc limit least(${raw(String(limit))}, t.total)) n on true
          order by n.created_at desc, n.id desc`,
-  );
+    );
+  let rows = await page(false);
+  // Some counted row carries an expiry: again, with the expired rows not swept yet out of the totals.
+  if (Number(rows[0]?.expiring ?? 0) > 0) rows = await page(true);
   return {
     rows: rows.filter((row) => row.id !== null).map(toNotification),
     total: Number(rows[0]?.total ?? 0),
@@ -251,21 +265,46 @@ export async function selectFeedPage(
   };
 }
 
+const keysetAfter = (after: KeysetPosition | null) => (after ? sql` and (created_at, id) < (${after.createdAt}, ${after.id})` : empty);
+
 /**
- * `total` (all filters) and `unread` (the seen filter ignored): from the counter rows, or, with a
- * search term, counted over the matching rows themselves (served by the trigram indexes).
+ * A page with a search term: its totals need every matching row (the trigram indexes find them),
+ * so the matching rows and their state are read once (the seen filter and the cursor aside),
+ * counted for the totals and sorted for the page. Such a statement is planned on every call (its
+ * pattern matters), and the inlined state planned for both the totals and the page cost more than
+ * running it.
  */
-function totals(userId: string, filter: FeedConditions): Statement {
+function searchPage(userId: string, filter: FeedConditions, after: KeysetPosition | null, limit: number): Statement {
+  const seenIs = filter.seen === null ? raw('true') : sql`is_seen = ${filter.seen}`;
+  return sql`with m as (select ${COLUMNS} from notifications n ${STATE} where ${matching(userId, filter, false)}),
+      t as (select count(*) filter (where ${seenIs})::int as total, count(*) filter (where not is_seen)::int as unread, 0 as expiring from m)
+      select t.total, t.unread, t.expiring, n.* from t left join lateral (
+        select * from m where ${seenIs}${keysetAfter(after)}
+         order by created_at desc, id desc limit least(${raw(String(limit))}, t.total)) n on true
+       order by n.created_at desc, n.id desc`;
+}
+
+/**
+ * `total` (all filters) and `unread` (the seen filter ignored): from the counter rows, or, for
+ * archived rows, counted over the matching rows themselves (search pages count theirs: `searchPage`).
+ * `expiring`: whether the counter rows count rows that carry an expiry; `live` subtracts the
+ * expired ones not swept yet (`liveCounters`), which the counter rows alone do not.
+ */
+function totals(userId: string, filter: FeedConditions, live: boolean): Statement {
   // Counter rows count only rows that are not archived: archived ones are counted where they are.
   // No mark covers an archived row (its state was written into it), so their page's gate is 0.
-  if (filter.search !== null || filter.archived)
+  if (filter.archived)
     return sql`select count(*) filter (where ${filter.seen === null ? raw('true') : sql`s.is_seen = ${filter.seen}`})::int as total,
-                      count(*) filter (where not s.is_seen)::int as unread, ${filter.archived ? raw('0') : latestMarkGen(userId, filter.type)} as gen
+                      count(*) filter (where not s.is_seen)::int as unread, ${filter.archived ? raw('0') : latestMarkGen(userId, filter.type)} as gen,
+                      0 as expiring
                  from notifications n ${STATE} where ${matching(userId, filter, false)}`;
   const total = raw(filter.seen === null ? 'unread_count + read_count' : filter.seen ? 'read_count' : 'unread_count');
+  const counters = live
+    ? sql`(${liveCounters(userId, filter.type)}) live`
+    : sql`notification_counters where user_id = ${userId}${filter.type !== null ? sql` and notification_type = ${filter.type}` : empty}`;
   return sql`select coalesce(sum(${total}), 0)::int as total, coalesce(sum(unread_count), 0)::int as unread,
-                    coalesce(max(mark_gen), 0) as gen
-               from (${liveCounters(userId, filter.type)}) live`;
+                    coalesce(max(mark_gen), 0) as gen, ${raw(live ? '0' : 'coalesce(sum(expiring_count), 0)')} as expiring
+               from ${counters}`;
 }
 
 /** The latest mark-all's number among the user's counter rows (of one type): no mark covers a row at or past it. */

@@ -62,14 +62,20 @@ async function drift(userId: string) {
     truth: { unreadCount: Number(truth.unread), readCount: Number(truth.read) },
   };
 }
-/** Counter rows that differ from a recount of the user's stored rows (expired ones not yet deleted included), read in one statement. */
+/**
+ * Counter rows that differ from a recount of the user's stored rows (expired ones not yet deleted
+ * included), their rows carrying an expiry too (readers skip the expiry probe when none does), read in one statement.
+ */
 const counterDrift = (userId: string) =>
   service.sql(
     `select c.notification_type from notification_counters c
-       left join (select notification_type, count(*) filter (where not is_seen) as unread, count(*) filter (where is_seen) as read
-                    from notification_states() where user_id = ? and archived_at is null group by notification_type) r
+       left join (select s.notification_type, count(*) filter (where not s.is_seen) as unread, count(*) filter (where s.is_seen) as read,
+                         count(*) filter (where n.expires_at is not null) as expiring
+                    from notification_states() s join notifications n on n.id = s.id
+                   where s.user_id = ? and s.archived_at is null group by s.notification_type) r
          on r.notification_type = c.notification_type
-      where c.user_id = ? and (c.unread_count <> coalesce(r.unread, 0) or c.read_count <> coalesce(r.read, 0))`,
+      where c.user_id = ? and (c.unread_count <> coalesce(r.unread, 0) or c.read_count <> coalesce(r.read, 0)
+                               or c.expiring_count <> coalesce(r.expiring, 0))`,
     [userId, userId],
   );
 const keys = new Map<string, string>();
@@ -132,6 +138,26 @@ describe('expiresAt', () => {
       [user.userId],
     );
     expect({ unread: Number(counters[0].unread_count), read: Number(counters[0].read_count) }).toEqual({ unread: 1, read: 0 });
+  });
+
+  it('keeps the counter rows exact about rows that carry an expiry through marks, archiving and restoring', async () => {
+    const user = await provision();
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const [a, b] = await publish(service, user.userId, [
+      { title: 'expires', expiresAt: later },
+      { title: 'expires too', expiresAt: later, notificationType: 'task_overdue' },
+      { title: 'stays' },
+    ]);
+    expect(await counterDrift(user.userId)).toEqual([]);
+    await call(user, 'markNotificationsRead', { notificationIds: [a], isSeen: true });
+    await call(user, 'archiveNotifications', { notificationIds: [b], archived: true });
+    expect(await counterDrift(user.userId)).toEqual([]);
+    expect(await call(user, 'getNotificationCounts')).toMatchObject({ unreadCount: 1, readCount: 1 });
+    expect((await call(user, 'listNotifications')).total).toBe(2);
+    await call(user, 'archiveNotifications', { notificationIds: [b], archived: false });
+    await call(user, 'markAllNotificationsRead', { isSeen: true });
+    expect(await counterDrift(user.userId)).toEqual([]);
+    expect(await call(user, 'getNotificationCounts')).toMatchObject({ unreadCount: 0, readCount: 3 });
   });
 
   it(
