@@ -13,10 +13,7 @@ const MAX_CREDIT_BALANCE = 2_147_483_647;
 
 const noCreditsLeft = () => new AppError('insufficient_credits', 'The organization has no skip trace credits left.');
 
-/**
- * The organization's skip trace columns: a statement of its own, or a subquery of a trace's opening
- * read (skip-trace/trace.data.ts), where `organizationId` may be a column of the outer query.
- */
+/** Also a subquery of a trace's opening read, where `organizationId` may be an outer column. */
 export const accountRow = (organizationId: string | Statement) =>
   sql`select skip_trace_enabled, skip_trace_credits from organizations where id = ${organizationId}`;
 
