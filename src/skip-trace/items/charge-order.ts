@@ -1,7 +1,10 @@
 import { skipTraceAccount } from '../../billing/skip-trace-account.js';
 import { AppError } from '../../common/errors.js';
 
-/** So that when the balance covers fewer items than remain, the lower indexes are served. */
+/**
+ * An item charges once every item before it settled, and none tries after one found no credit, so
+ * when the balance covers fewer items than remain, the lower indexes are served.
+ */
 export interface ChargeOrder {
   turn(index: number): Promise<void>;
   /** Exactly once per item, or the items after it never charge. */

@@ -21,7 +21,7 @@ export interface JobWorkerOptions {
   db: Db;
   log: Logger;
   concurrency: number;
-  /** Renewed every third of it, so one missed renewal does not lose the item. */
+  /** Renewed every third of it while the item runs. */
   leaseMs: number;
   /** A job created on this instance wakes the worker at once. */
   pollMs: number;

@@ -34,7 +34,7 @@ export class UnresolvableAddressError extends Error {
   }
 }
 
-/** Never retries a call on its own: a vendor bills per call. Any throw but UnresolvableAddressError is a 500, uncharged and uncached. */
+/** Never retries on its own: only a caller's retry retries. Any throw but UnresolvableAddressError is a 500, uncharged and uncached. */
 export interface SkipTraceProvider {
   readonly name: 'records' | 'http';
   trace(request: TraceRequest): Promise<TraceResult>;
