@@ -5,7 +5,6 @@ import { constraints } from '../schema/constraints.js';
 import { skipTraceAccount } from './skip-trace-account.js';
 import { listUsage, USAGE_PAGE_SIZE, type UsagePage, type UsageRequest } from './usage.js';
 
-/** Billing a skip trace key's holder can see: its account and its usage (REST: GET /api/v1/skiptrace/account and /usage). */
 interface AccountView {
   organizationId: string;
   skipTraceEnabled: boolean;
@@ -54,7 +53,7 @@ const SkipTraceUsagePageRef = builder.objectRef<UsagePage>('SkipTraceUsagePage')
   }),
 });
 
-/** The usage listing's arguments, for the key's own listing and the platform's listing of an organization. */
+/** Shared by the key's own listing and the platform's, so both page alike. */
 const usageArgs = (t: Parameters<Parameters<typeof builder.queryFields>[0]>[0]) => ({
   from: t.arg({ type: 'DateTime', description: 'Calls at or after this instant.' }),
   to: t.arg({ type: 'DateTime', description: 'Calls before this instant.' }),

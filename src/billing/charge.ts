@@ -1,17 +1,9 @@
-/**
- * A trace's charge and its reversal, as CTEs of the trace's one-statement writes
- * (skip-trace/trace.data.ts composes them). This module and skip-trace-account.ts are the only
- * writers of the balance (`organizations.skip_trace_credits`) and the ledger
- * (`skip_trace_credit_ledger`): every change of one is a row of the other, in the same statement.
- */
+/** With skip-trace-account.ts, the only writer of the balance and the ledger: every change of one is a row of the other. */
 import { empty, raw, sql, type Statement } from '../infra/database/sql.js';
 
 /**
- * The charge of one credit for request `requestId`: `charged` holds the organization's row after
- * it (its `id`, read by this domain's audit fragment), or no row when no credit was left or
- * `onlyIf` (a further condition, e.g. `and exists (…)`) failed; `ledger` writes its ledger row;
- * `balance` holds the balance it left (`credits_remaining`). The conditional update is the guard:
- * of concurrent charges racing for the last credit, exactly one finds a row.
+ * The conditional update is the guard: of concurrent charges racing for the last credit, exactly one
+ * finds a row in `charged`; no row either when `onlyIf` fails.
  */
 export function chargeCtes(charge: { organizationId: string; requestId: string }, onlyIf: Statement = empty): Statement {
   return sql`charged as (${takeOneCredit(charge.organizationId, onlyIf)}),
@@ -21,12 +13,8 @@ export function chargeCtes(charge: { organizationId: string; requestId: string }
 }
 
 /**
- * The charges of several requests of one organization, one credit each, in one statement (a row
- * cannot be updated twice in one statement, so the credits are taken at once): `wanted` names a CTE
- * of theirs with `request_id` and `n`, their order from 1. The balance is read on the locked row,
- * then as many as it covers are charged, in that order: `charged` holds those rows of `wanted`
- * with `credits_remaining` (the balance each left, as one charge after another would), and
- * `ledger` writes their ledger rows.
+ * Taken at once because a row cannot be updated twice in one statement; the locked balance covers
+ * `wanted` (`request_id`, `n` from 1) in order, each `credits_remaining` as if charged one by one.
  */
 export function chargeEachCtes(organizationId: string, wanted: string): Statement {
   const from = raw(wanted);
@@ -42,11 +30,7 @@ export function chargeEachCtes(organizationId: string, wanted: string): Statemen
 const takeOneCredit = (organizationId: string, onlyIf: Statement) =>
   sql`update organizations set skip_trace_credits = skip_trace_credits - 1 where id = ${organizationId} and skip_trace_credits > 0 ${onlyIf} returning id, skip_trace_credits`;
 
-/**
- * The reversal of request `requestId`'s charge: `removed` deletes its ledger charge (no row when
- * there is none: never made, or already refunded, so a charge is refunded at most once; nor when
- * `onlyIf` fails), and only then is the credit returned.
- */
+/** At most once: the credit returns only when `removed` deleted the ledger charge. */
 export function refundCtes(charge: { organizationId: string; requestId: string }, onlyIf: Statement = empty): Statement {
   return sql`removed as (delete from skip_trace_credit_ledger where request_id = ${charge.requestId}::uuid and kind = 'charge' ${onlyIf} returning id),
    refunded as (${giveOneCredit(charge.organizationId, sql`and exists (select from removed)`)})`;

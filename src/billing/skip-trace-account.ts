@@ -1,13 +1,6 @@
 /**
- * An organization's skip trace account: whether its plan permits skip tracing
- * (`organizations.skip_trace_enabled`), its balance (`organizations.skip_trace_credits`) and the
- * credit ledger (`skip_trace_credit_ledger`). This module and charge.ts (a trace's charge and
- * refund) are the only readers and writers of those columns and that table.
- *
- * The trace's check is a hot path, on raw SQL (accountRow, a subquery of the trace's opening
- * read). Switching the feature is admin CRUD, through the Organization entity. A purchase is a
- * ledger row plus a conditional update of the balance in one transaction, so the balance never
- * goes below zero and always equals the sum of the ledger.
+ * With charge.ts, the only reader and writer of the account columns and the ledger. A purchase
+ * updates both in one transaction, so the balance never goes below zero and equals the ledger's sum.
  */
 import type { Organization } from '../organizations/organization.entity.js';
 import type { Em } from '../infra/database/orm.js';
@@ -20,14 +13,10 @@ const MAX_CREDIT_BALANCE = 2_147_483_647;
 
 const noCreditsLeft = () => new AppError('insufficient_credits', 'The organization has no skip trace credits left.');
 
-/**
- * The organization's skip trace columns: a statement of its own, or a subquery of a trace's opening
- * read (skip-trace/trace.data.ts), where `organizationId` may be a column of the outer query.
- */
+/** Also a subquery of a trace's opening read, where `organizationId` may be an outer column. */
 export const accountRow = (organizationId: string | Statement) =>
   sql`select skip_trace_enabled, skip_trace_credits from organizations where id = ${organizationId}`;
 
-/** An accountRow row. */
 export interface AccountRow {
   skip_trace_enabled: boolean;
   skip_trace_credits: number;
@@ -39,31 +28,24 @@ export interface SkipTraceAccount {
 }
 
 export const skipTraceAccount = {
-  /** Whether the organization's plan permits skip tracing, and its balance; null for an unknown organization. */
+  /** Null for an unknown organization. */
   async read(db: Db, organizationId: string): Promise<SkipTraceAccount | null> {
     const [account] = await db.rows<AccountRow>(accountRow(organizationId));
     return skipTraceAccount.fromRow(account);
   },
 
-  /** The account of an accountRow row (null for none). */
   fromRow(row: AccountRow | undefined): SkipTraceAccount | null {
     return row ? { enabled: row.skip_trace_enabled, credits: Number(row.skip_trace_credits) } : null;
   },
 
-  /**
-   * Whether the organization may start a trace now: its plan permits skip tracing (else 403
-   * feature_unavailable), and it has a credit left (else 402 insufficient_credits). The charge
-   * checks the balance again, on the locked row.
-   */
+  /** An early refusal only: the charge checks the balance again, on the locked row. */
   ensureCanTrace(account: SkipTraceAccount | null): void {
     if (!account?.enabled) throw new AppError('feature_unavailable', 'Skip tracing is not available for this organization.');
     if (account.credits <= 0) throw noCreditsLeft();
   },
 
-  /** The error of a charge that found no credit left. */
   noCreditsLeft,
 
-  /** Whether the organization's plan permits skip tracing. */
   async setEnabled(em: Em, organizationId: string, enabled: boolean): Promise<Organization> {
     const organization = await getOrganization(em, organizationId);
     organization.skipTraceEnabled = enabled;
@@ -72,10 +54,8 @@ export const skipTraceAccount = {
   },
 
   /**
-   * A purchase. A `reference` already applied to this organization is not applied again: repeated
-   * with the same amount it changes nothing, with another amount it is a CONFLICT (a reused
-   * reference, not a retry). A purchase that would take the balance past MAX_CREDIT_BALANCE is
-   * refused whole. Concurrent calls serialize on the unique reference and on the balance row.
+   * A repeated `reference` with the same amount is a retry (no change); with another, a CONFLICT.
+   * Concurrent calls serialize on the unique reference and on the balance row.
    */
   async addCredits(em: Em, organizationId: string, amount: number, reference: string) {
     if (!Number.isInteger(amount) || amount < 1)
@@ -84,17 +64,12 @@ export const skipTraceAccount = {
       throw badInput('reference must be 1 to 200 characters.', [{ path: 'reference', message: 'must be 1 to 200 characters' }]);
     const organization = await getOrganization(em, organizationId);
     await em.transactional((tx) => applyPurchase(tx, { organizationId, amount, reference }));
-    // Re-read through the same EntityManager (a fork would need a second connection, which the
-    // embedded database does not have while a transaction is open).
+    // Not a fork: it would need a second connection, which the embedded database lacks mid-transaction.
     await em.refresh(organization);
     return organization;
   },
 };
 
-/**
- * A purchase's ledger row and balance, in the caller's transaction; nothing when `reference` was
- * already applied with the same amount.
- */
 async function applyPurchase(tx: Em, purchase: { organizationId: string; amount: number; reference: string }): Promise<void> {
   const { organizationId, amount, reference } = purchase;
   const inserted = await inUnitOfWork<{ id: string }[]>(

@@ -1,7 +1,4 @@
-/**
- * An organization's usage: its skip trace requests as audited (`skip_trace_requests`, written by
- * audit.ts), newest first, so a customer can match each charge to the `id` it was answered with.
- */
+/** So a customer can match each charge to the `id` it was answered with. */
 import { badInput } from '../common/errors.js';
 import { keysetPage, pageCursor, pageSize, type KeysetListing } from '../common/keyset-page.js';
 import { join, sql, type Db } from '../infra/database/sql.js';
@@ -15,7 +12,6 @@ export interface UsageRequest {
   outcome: string;
   charged: boolean;
   cacheHit: boolean;
-  /** The batch or job the request was an item of, and the item's key (null for a single call). */
   batchId: string | null;
   jobId: string | null;
   key: string | null;
@@ -23,7 +19,6 @@ export interface UsageRequest {
 
 export interface UsagePage {
   requests: UsageRequest[];
-  /** Null on the last page. */
   nextCursor: string | null;
 }
 
@@ -50,11 +45,7 @@ interface UsageRow {
 /** A cursor pages one organization's usage only. */
 const usageList = (organizationId: string) => `skip-trace-usage:${organizationId}`;
 
-/**
- * One page of the organization's requests in [from, to), newest first: a keyset walk of
- * `skip_trace_requests_usage_idx`. Requests recorded meanwhile sort before the cursor, so paging
- * returns each request that existed at the first call once.
- */
+/** Keyset paging: requests recorded meanwhile sort before the cursor, so each request that existed at the first call comes once. */
 export async function listUsage(db: Db, organizationId: string, query: UsageQuery): Promise<UsagePage> {
   const limit = pageSize(USAGE_LISTING, query.limit);
   if (query.from && query.to && query.from > query.to)

@@ -10,17 +10,11 @@ declare module '../schema/context.js' {
   }
 }
 
-/**
- * The in-flight slots of skip traces on this instance: at most `SKIPTRACE_MAX_IN_FLIGHT` per skip
- * trace key. (The key's requests-per-minute window is spent by the HTTP layer, once per request.)
- * This is the one place a slot is taken and released.
- */
+/** The one place a slot is taken and released; the key's rate window is the HTTP layer's. */
 export interface SkipTraceAdmission {
   /**
-   * Holds one of the key's slots for the request `client` watches, until its response is done or
-   * its caller leaves; `concurrency_limit` when the key has none free. Called once per request:
-   * by the REST route's `holdSlot` hook, before the body is read (a body that never arrives holds it
-   * until the body timeout), which tells the operation so (`slotHeld`); on `/graphql` by the trace.
+   * Once per request: REST takes it before the body is read (so a body that never arrives holds it
+   * until the body timeout), `/graphql` in the trace.
    */
   holdSlot(keyId: string, client: ClientWatch): void;
 }

@@ -7,25 +7,16 @@ import type { SkipTraceDeps, SkipTraceResponse } from './skip-trace.service.js';
 import type { ResolvedTrace } from './trace-coordinator.js';
 import { ChargeGuardFailed, chargeTrace, type ChargeExtra, type ChargeOutcome } from './trace.data.js';
 
-/** What a caller may add to a charge (an item of a list: skip-trace/items/). */
 export interface ChargeSteps {
-  /** Runs before the charge and may refuse it by throwing (an item waits here for its turn in index order). */
+  /** May refuse by throwing; an item waits here for its turn in index order. */
   beforeCharge?: () => Promise<void>;
-  /** Written by the charge's own statement (e.g. the item's stored result), so neither commits without the other. */
+  /** In the charge's own statement, so neither commits without the other. */
   alsoInCharge?: (response: SkipTraceResponse) => ChargeExtra;
-  /**
-   * The charge's statement, when not the trace's own: it writes the charge (credit, ledger and
-   * audit rows of `entry`) with what alsoInCharge would, and answers what became of it (a job's
-   * items ready together are charged in one statement: jobs/job-queue.data.ts).
-   */
+  /** A job's items ready together are charged in one statement (jobs/job-queue.data.ts). */
   charge?: (entry: AuditEntry, response: SkipTraceResponse) => Promise<ChargeOutcome>;
 }
 
-/**
- * Charges one credit for a traced result and answers with it (and, for a keyed call, stores it as
- * the key's answer, in the same statement). A caller already gone is not charged; no credit left
- * is 402.
- */
+/** A caller already gone is not charged. */
 export async function chargeForResult(
   deps: SkipTraceDeps,
   call: TraceCall & { cacheKey: string },
@@ -36,7 +27,6 @@ export async function chargeForResult(
   const { client } = deps;
   await steps.beforeCharge?.();
   await ensureCallerStillThere(deps);
-  // creditsRemaining is the balance the charge leaves (set by the statement in the stored answer).
   const response: SkipTraceResponse = {
     id: call.id,
     status: traced.result.status,
@@ -50,8 +40,7 @@ export async function chargeForResult(
   const charged = steps.charge
     ? await steps.charge(entry, response)
     : await chargeTrace(deps.db, entry, stored, steps.alsoInCharge?.(response));
-  // A claim released because the caller left, or taken over once its lease ran out, must not
-  // be answered twice: nothing was charged.
+  // A released or taken-over claim must not be answered twice: nothing was charged.
   if (charged === 'claim_lost') throw client.signal.aborted ? new CallerGoneError() : new Error('The Idempotency-Key claim was lost.');
   if (charged === 'no_credit') throw skipTraceAccount.noCreditsLeft();
   if (charged === 'guard_failed') throw new ChargeGuardFailed();
@@ -63,10 +52,8 @@ export async function chargeForResult(
 }
 
 /**
- * Throws CallerGoneError when the caller left while the trace ran. That is seen only once the
- * event loop reads its socket, and the embedded database runs on this thread: two turns of the
- * loop let a pending close be read (the first lands before this iteration's I/O poll, the second
- * after the next).
+ * A close is seen only once the event loop reads the socket, and the embedded database runs on this
+ * thread: two turns let a pending close be read (the first lands before this poll, the second after).
  */
 async function ensureCallerStillThere(deps: Pick<SkipTraceDeps, 'client'>): Promise<void> {
   await setImmediate();

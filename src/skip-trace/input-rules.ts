@@ -1,10 +1,6 @@
 /**
- * The rules of a trace's address and actor (README, Skip trace), each stated once with its one
- * wording: the input types take their JSON Schema form from here (inputs.schema.ts, which the
- * REST route's validator checks), and the trace (trace-input.ts) and the property-record importer
- * (property-records/property-records.validation.ts, for records that arrive untyped) their checks.
- * Generic rules (required, a JSON type, an unknown field) take the common wordings
- * (common/detail-messages.ts); U+0000 its own (common/nul.ts).
+ * A trace's address and actor rules, stated once so the JSON Schema form, the resolver and the
+ * property-record importer refuse alike, in the same words.
  */
 import { atMostCharacters, mustBeOfType, REQUIRED, UNKNOWN_FIELD } from '../common/detail-messages.js';
 import type { ErrorDetail } from '../common/errors.js';
@@ -12,19 +8,14 @@ import { NUL_DETAIL } from '../common/nul.js';
 import type { ConstraintMessages } from '../schema/constraints.js';
 import { normalizeEntityName, normalizePersonNamePart, standardizeState } from '../address/index.js';
 
-/** In the printed schema's (sorted) order, so that every message listing them lists them alike. */
+/** Sorted as the printed schema sorts them, so every message lists them alike. */
 export const ACTOR_TYPES = ['entity', 'person'] as const;
 export type ActorType = (typeof ACTOR_TYPES)[number];
 
-/** Every text field of an address and every name: address lines, city, a person's and an entity's names. */
 export const TEXT_MAX_LENGTH = 200;
 const ZIP_PATTERN = /^\d{5}(-?\d{4})?$/u;
 
-/**
- * USPS codes of the states, DC, the territories, the freely associated states and the military
- * "states" of APO/FPO/DPO addresses that the address module standardizes (`standardizeState`
- * passes unknown letters through, so it cannot tell a code from a typo).
- */
+/** Listed here because `standardizeState` passes unknown letters through: it cannot tell a code from a typo. */
 const USPS_STATE_CODES: readonly string[] = (
   'AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND ' +
   'OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY AS GU MP PR VI FM MH PW AA AE AP'
@@ -36,42 +27,30 @@ function isUspsStateCode(state: string): boolean {
   return /^[A-Za-z]{2}$/u.test(trimmed) && STATE_CODES.has(standardizeState(trimmed));
 }
 
-/** The messages of the rules above, in `details[].message`. */
 export const RULE_MESSAGES = {
   blank: 'must not be blank',
   tooLong: atMostCharacters(TEXT_MAX_LENGTH),
   state: `must be a two-letter USPS state code, in any case: ${USPS_STATE_CODES.join(', ')}`,
   zip: 'must be 5 or 9 digits (12345, 12345-6789 or 123456789)',
-  /** An entity's name, missing or folding to nothing (`".,"`). */
   entityName: 'is required for an entity and must contain letters or digits',
-  /** A person actor without a name part that holds a letter or digit. */
   personName: 'a person needs firstName or lastName with letters or digits',
-  /** A field of the other actor (or owner) type. */
   onlyWithType: (type: ActorType) => `is allowed only with type ${type}`,
 } as const;
 
-/** The JSON Schema form of a field's rules: keywords, and messages where a keyword's generic wording would not say the rule. */
+/** `messages` only where a keyword's generic wording would not say the rule. */
 export interface FieldConstraint {
   keywords: Record<string, unknown>;
   messages?: ConstraintMessages;
 }
 
 /**
- * One field's rule, stated once: whether it is required, its JSON Schema form (the input types'
- * constraints, which the REST route's validator checks and the API reference publishes), and its
- * check of a string value (the resolver's and the importer's). JSON Schema cannot say "not blank"
- * or "a USPS code": its form refuses what it can (`""`, a length other than 2) with the rule's
- * message, and the check the rest, in the same words.
+ * JSON Schema cannot say "not blank" or "a USPS code": the schema form refuses what it can with the
+ * rule's message, and `problem` the rest, in the same words.
  */
 export interface FieldRule extends FieldConstraint {
   required: boolean;
-  /** The rule's message for `value`, or undefined when it meets the rule. */
   problem(value: string): string | undefined;
-  /**
-   * False when its JSON Schema form states all of `problem` (the ZIP pattern): a value that met
-   * that form needs no other check. A length is not so stated: JSON Schema counts code points,
-   * the rule UTF-16 units.
-   */
+  /** False when the schema form states all of `problem`; not a length: JSON Schema counts code points, the rule UTF-16 units. */
   beyondSchema: boolean;
 }
 
@@ -84,7 +63,6 @@ const requiredText = {
   beyondSchema: true,
 } as const satisfies FieldRule;
 
-/** An optional text: an address's second line, a name. */
 export const OPTIONAL_TEXT = {
   required: false,
   keywords: { maxLength: TEXT_MAX_LENGTH },
@@ -92,7 +70,7 @@ export const OPTIONAL_TEXT = {
   beyondSchema: true,
 } as const satisfies FieldRule;
 
-/** The rules of an address's fields, in the order their problems are reported. */
+/** In the order their problems are reported. */
 export const ADDRESS_RULES = {
   line1: requiredText,
   line2: OPTIONAL_TEXT,
@@ -115,10 +93,7 @@ export const ADDRESS_RULES = {
 
 const ADDRESS_FIELDS = Object.keys(ADDRESS_RULES);
 
-/**
- * The value when it is a string without U+0000; otherwise reports why not. A required field may
- * not be missing, nor null (a type error, as JSON Schema words it); an optional one is then absent.
- */
+/** A required field may be neither missing nor null (a type error, as JSON Schema words it). */
 function text(details: ErrorDetail[], value: unknown, path: string, required: boolean): string | undefined {
   if (value === undefined && required) details.push({ path, message: REQUIRED });
   else if (value === undefined || (value === null && !required)) return undefined;
@@ -128,10 +103,7 @@ function text(details: ErrorDetail[], value: unknown, path: string, required: bo
   return undefined;
 }
 
-/**
- * An optional text (a name, an email): trimmed, null when absent or blank, undefined when refused.
- * The length limit counts the text as given (a trace's actor), or trimmed (an import's fields).
- */
+/** Null when absent or blank, undefined when refused. A trace counts the length as given, an import trimmed. */
 export function checkOptionalText(
   details: ErrorDetail[],
   value: unknown,
@@ -147,14 +119,9 @@ export function checkOptionalText(
   return given.trim() === '' ? null : given.trim();
 }
 
-/** Whether an entity's name holds a letter or digit once folded (`".,"` does not). */
 export const isEntityName = (name: string | null | undefined): boolean => normalizeEntityName(name ?? '') !== '';
 
-/**
- * An address's problems (empty when it can be standardized). Takes any value, as imported records
- * arrive untyped. `path` prefixes each detail, e.g. `input.3.address`. `metSchema`: the address
- * already met its JSON Schema form (a REST body), so only the rules beyond that form are checked.
- */
+/** Takes any value, as imported records arrive untyped; `metSchema` (a REST body) checks only what the schema cannot. */
 export function checkAddress(value: unknown, path: string, metSchema = false): ErrorDetail[] {
   if (metSchema) return rulesBeyondSchema(value as Record<string, unknown>, path);
   if (value === undefined) return [{ path, message: REQUIRED }];
@@ -172,7 +139,6 @@ export function checkAddress(value: unknown, path: string, metSchema = false): E
   return details;
 }
 
-/** The problems an address that met its JSON Schema form (types, required and known fields, U+0000, the ZIP pattern) may still have. */
 function rulesBeyondSchema(address: Record<string, unknown>, path: string): ErrorDetail[] {
   const details: ErrorDetail[] = [];
   for (const [field, rule] of Object.entries(ADDRESS_RULES) as [string, FieldRule][]) {
@@ -183,7 +149,6 @@ function rulesBeyondSchema(address: Record<string, unknown>, path: string): Erro
   return details;
 }
 
-/** A trace's actor, as GraphQL delivers it (types and the enum already coerced). */
 export interface TraceActorInput {
   type: ActorType;
   firstName?: string | null;
@@ -193,11 +158,7 @@ export interface TraceActorInput {
 
 const ACTOR_NAME_FIELDS = { person: ['firstName', 'lastName'], entity: ['name'] } as const;
 
-/**
- * An actor always narrows the trace: person-only and entity-only fields, names of bounded length,
- * an entity needs a name and a person a first or last name, holding a letter or digit once
- * folded. Otherwise the trace would silently run by address alone.
- */
+/** An actor must narrow the trace; otherwise it would silently run by address alone. */
 export function checkActor(actor: TraceActorInput, path: string, metSchema = false): ErrorDetail[] {
   const details: ErrorDetail[] = [];
   const other: ActorType = actor.type === 'person' ? 'entity' : 'person';
@@ -206,7 +167,7 @@ export function checkActor(actor: TraceActorInput, path: string, metSchema = fal
   }
   for (const field of ['firstName', 'lastName', 'name'] as const) {
     const value = actor[field];
-    // Having met its JSON Schema form, a name is a string without U+0000 or absent: its length is left (OPTIONAL_TEXT).
+    // Past the schema, only the length is left to check (UTF-16 units).
     const problem = metSchema && typeof value === 'string' ? OPTIONAL_TEXT.problem(value) : undefined;
     if (problem) details.push({ path: `${path}.${field}`, message: problem });
     else if (!metSchema) checkOptionalText(details, value, `${path}.${field}`, { max: TEXT_MAX_LENGTH, of: 'as given' });

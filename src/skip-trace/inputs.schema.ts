@@ -1,15 +1,9 @@
-/**
- * The GraphQL input and enum types of a trace's address and actor, shared by the `skipTrace`
- * mutation and `importPropertyRecords`. Their constraints (the JSON Schema the REST route checks,
- * and discovery shows) and the constraints' messages come from the rules (input-rules.ts), which
- * the resolvers enforce in the same words.
- */
+/** Constraints come from input-rules.ts, so the REST validator and the resolvers refuse in the same words. */
 import { builder } from '../schema/builder.js';
 import { constraints } from '../schema/constraints.js';
 import { ACTOR_TYPES, ADDRESS_RULES, OPTIONAL_TEXT, type FieldConstraint } from './input-rules.js';
 import { PHONE_TYPES } from './providers/provider.js';
 
-/** A rule's JSON Schema form, as the input field's constraints. */
 export const constraintsOf = (rule: FieldConstraint) => constraints(rule.keywords, rule.messages);
 const { line1, line2, city, state, zip } = ADDRESS_RULES;
 

@@ -7,16 +7,11 @@ import { refundUndelivered, type CarriedCharge } from './trace.data.js';
 
 type RefundDeps = { db: Db; metrics: SkipTraceMetrics; log: Logger };
 
-/**
- * A charge needs a delivered response: if the response carrying `charge`'s result is not written
- * in full (the caller gone, even before the charge committed), the charge is reversed, unless
- * another response delivered the result (refundUndelivered).
- */
+/** A charge needs a delivered response; another response that delivered the result keeps it. */
 export function refundIfUndelivered(deps: RefundDeps & { client: ClientWatch }, charge: CarriedCharge): void {
   deps.client.onUndelivered(() => refundNow(deps, charge));
 }
 
-/** Reverses the charge now, unless another response delivered its result; counted once it was. */
 export function refundNow(deps: RefundDeps, charge: CarriedCharge): void {
   refundUndelivered(deps.db, charge, CALLER_GONE).then(
     (refunded) => refunded && deps.metrics.creditsRefunded.inc(),

@@ -4,13 +4,7 @@ import { recordOutcome, type TraceCall } from './outcome.js';
 import { refundIfUndelivered, refundNow } from './refund.js';
 import type { SkipTraceResponse, SkipTraceDeps } from './skip-trace.service.js';
 
-/**
- * Answers with a key's stored answer: a stored result is returned as it was (same id, same
- * balance and cache headers), a stored error thrown as it was (and audited as any error is);
- * nothing is charged, and the audit records the call as `replayed`. Reading a result counted this
- * response as one of its carriers: if it is not written in full either, that is reported as the
- * first request's loss is.
- */
+/** Reading the answer counted this response as a carrier, so its loss is reported as the first's would be. */
 export async function answerWithReplay(
   deps: SkipTraceDeps,
   call: TraceCall,

@@ -1,24 +1,23 @@
 import { sql, type Db, type Statement } from '../infra/database/sql.js';
 import type { TraceResult } from './providers/provider.js';
 
-/** A live cached result: a statement of its own, or a subquery of a trace's opening read (trace.data.ts), `cacheKey` maybe an outer column. */
+/** Also a subquery of the opening read, where `cacheKey` may be an outer column. */
 export const cachedRow = (cacheKey: string | Statement) =>
   sql`select status, persons from skip_trace_results where cache_key = ${cacheKey} and expires_at > now()`;
 
-/** A cachedRow row (jsonb arrives as text from the embedded database). */
+/** jsonb arrives as text from the embedded database. */
 export interface CachedRow {
   status: TraceResult['status'] | null;
   persons: TraceResult['persons'] | string | null;
 }
 
-/** Durable results per cache key (standardized address + normalized actor), kept for the configured TTL. */
 export const resultCache = {
   async read(db: Db, cacheKey: string): Promise<TraceResult | null> {
     const [row] = await db.rows<CachedRow>(cachedRow(cacheKey));
     return resultCache.fromRow(row);
   },
 
-  /** The result of a cachedRow row; null for none (or a row whose columns are null: no cached result joined). */
+  /** Null columns too: the opening read's left join found no cached result. */
   fromRow(row: CachedRow | undefined): TraceResult | null {
     if (!row?.status || row.persons === null) return null;
     return { status: row.status, persons: typeof row.persons === 'string' ? JSON.parse(row.persons) : row.persons };

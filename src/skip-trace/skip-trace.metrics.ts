@@ -10,19 +10,15 @@ declare module '../schema/context.js' {
   }
 }
 
-/** Every audit outcome: a trace status, an error kind of common/errors.ts, the caller gone, or a replay. */
+/** Every audit outcome, so each series exists at 0 from start-up. */
 const OUTCOMES = [...TRACE_STATUSES, ...Object.keys(ERRORS), CALLER_GONE, REPLAYED];
 const PROVIDER_ERROR_REASONS = ['unresolvable', 'failure'] as const;
 
-/**
- * The skip trace domain's metrics, counted where their events happen. Every label set is bounded:
- * `outcome` is an audit outcome (OUTCOMES), `result` is hit or miss, `provider` the configured
- * provider (records or http), `reason` one of two. Each series exists, at 0, from start-up.
- */
+/** Every label set is bounded, so no caller input can grow the series. */
 export function createSkipTraceMetrics(registry: Registry, provider: SkipTraceProvider['name']) {
   const registers = [registry];
   return {
-    /** Audit outcomes, counted as each request's audit row is written (refusals before the mutation included). */
+    /** Counted with the audit row, so refusals before the mutation count too. */
     outcomes: startAtZero(
       new Counter({
         name: 'crm_skip_trace_outcomes_total',
@@ -38,7 +34,6 @@ export function createSkipTraceMetrics(registry: Registry, provider: SkipTracePr
       help: 'Skip trace credits charged (committed charges).',
       registers,
     }),
-    /** Charges reversed because their response never reached the caller. */
     creditsRefunded: new Counter({
       name: 'crm_skip_trace_credits_refunded_total',
       help: 'Skip trace credits refunded (charges of undelivered responses, reversed).',

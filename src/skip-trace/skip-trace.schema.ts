@@ -31,7 +31,6 @@ const SkipTraceKeyRef = builder.objectRef<SkipTraceKeyInfo>('SkipTraceKey').impl
   }),
 });
 
-/** The active skip trace key of each organization a request lists, in one query. */
 const SKIP_TRACE_KEY_BY_ORGANIZATION = Symbol('skipTraceKeyByOrganization');
 const skipTraceKeyLoader = (em: Em) =>
   new DataLoader<string, SkipTraceKeyInfo | null>(async (organizationIds) => {
@@ -83,10 +82,7 @@ const SkipTraceResultRef = builder.objectRef<SkipTraceResponse>('SkipTraceResult
   }),
 });
 
-/**
- * The argument and the scopes of a mutation on an organization's skip trace key: the platform, or
- * an ADMIN key of that very organization.
- */
+/** The platform, or an ADMIN key of that very organization. */
 const ofOrganizationKey = (t: { arg: { id: (options: { required: true }) => ArgumentRef<BuilderTypes, string | number> } }) => ({
   args: { organizationId: t.arg.id({ required: true }) },
   authScopes: (_root: unknown, args: { organizationId: string | number }) => ({

@@ -19,17 +19,13 @@ import { checkTraceInput, type SkipTraceInput, type ValidTrace } from './trace-i
 import { openTrace, type OpenedTrace } from './trace.data.js';
 
 export interface SkipTraceResponse extends TraceResult {
-  /** A new UUID per call, also the key of its ledger charge and audit row. */
+  /** Also the key of the call's ledger charge and audit row. */
   id: string;
-  /** The organization's balance right after this call's charge. */
   creditsRemaining: number;
-  /** Whether the result came from the cache rather than the provider. */
   cacheHit: boolean;
-  /** Whether this is the stored answer of an earlier request with the same Idempotency-Key. */
   replayed: boolean;
 }
 
-/** What a trace runs on: the process's services and the request's caller. */
 export interface SkipTraceDeps {
   db: Db;
   traces: TraceCoordinator;
@@ -37,14 +33,14 @@ export interface SkipTraceDeps {
   metrics: SkipTraceMetrics;
   log: Logger;
   client: ClientWatch;
-  /** The request's in-flight slot is held already (by its REST route's `holdSlot` hook); otherwise runKeyedRequest takes it. */
+  /** Held already by the REST route's `holdSlot` hook, so not taken twice. */
   slotHeld?: boolean;
   timeoutMs: number;
-  /** The opening read, when not a statement of the trace's own (a job's items started together share one: jobs/job-items.ts). */
+  /** A job's items started together share one opening read (jobs/job-items.ts). */
   open?: (organizationId: string, cacheKey: string) => Promise<OpenedTrace>;
 }
 
-/** A caller nobody watches (a job's items run with no request): never gone, nothing to refund. */
+/** A job's items run with no request: never gone, nothing to refund. */
 export const UNWATCHED: ClientWatch = {
   signal: new AbortController().signal,
   onUndelivered: () => undefined,
@@ -53,7 +49,6 @@ export const UNWATCHED: ClientWatch = {
   disconnect: () => undefined,
 };
 
-/** What a trace runs on: the process's services, and the request's caller (a single trace's, a batch's) or none (a job's items). */
 export const traceDeps = (services: Services, client: ClientWatch = UNWATCHED): SkipTraceDeps => ({
   db: services.sql,
   traces: services.traces,
@@ -64,28 +59,16 @@ export const traceDeps = (services: Services, client: ClientWatch = UNWATCHED): 
   timeoutMs: services.config.limits.skipTraceTimeoutMs,
 });
 
-/**
- * How long a claimed Idempotency-Key stays claimed at most, past the trace timeout: the request
- * ends (and settles its claim) well within it, so only a claim whose instance died runs it out.
- */
+/** A request settles its claim well within the trace timeout, so only a dead instance's claim runs this out. */
 const CLAIM_LEASE_MARGIN_MS = 30_000;
 
-/** What a request adds to its trace's input. */
 export interface SkipTraceOptions {
-  /** Its Idempotency-Key, when it carries one. */
   idempotent?: IdempotentCall;
-  /** The input met its JSON Schema form already (a REST body: `variablesChecked`), so only the rules beyond it are checked. */
+  /** A REST body met the JSON Schema already (`variablesChecked`). */
   inputMetSchema?: boolean;
 }
 
-/**
- * One skip trace, in the contract's order, each step once: the in-flight slot (429), the input
- * (422), the Idempotency-Key when the call carries one (409, 422, or the replay of its first
- * answer), the account (403, 402) with the cached result in the same statement, the trace (cache
- * or provider, 504 past the timeout), then the charge (with its audit row and the key's answer,
- * one statement), and its refund should the response not be delivered. Any other end is audited
- * once, here.
- */
+/** Steps in the contract's order of refusals, each once (docs/architecture.md, "One skip trace"). */
 export async function runSkipTrace(
   deps: SkipTraceDeps,
   principal: OrganizationPrincipal,
@@ -104,21 +87,14 @@ export async function runSkipTrace(
   });
 }
 
-/** A request's own steps, for runKeyedRequest. */
 export interface KeyedRequestSteps<Checked, Result> {
-  /** Its input, checked before its key is claimed (422). */
+  /** Before the key is claimed, so a bad input claims nothing. */
   check(): Checked;
-  /** Answers with the key's stored answer. */
   replay(answer: StoredAnswer<Result>): Promise<Result>;
-  /** The work, once the key (if any) is held. */
   run(checked: Checked, hold: KeyHold | undefined): Promise<Result>;
 }
 
-/**
- * A skip trace request (a single trace, a batch) around its own steps: the in-flight slot, the
- * input, the Idempotency-Key when the call carries one (409, 422, or the replay of its first
- * answer), the work; any end but an answer is audited once, here, and settles the key's claim.
- */
+/** Any end but an answer is audited once, here, and settles the key's claim. */
 export async function runKeyedRequest<Checked, Result>(
   deps: SkipTraceDeps,
   call: TraceCall,
@@ -145,21 +121,14 @@ export async function runKeyedRequest<Checked, Result>(
   }
 }
 
-/** What a caller of the trace's steps may add to them (an item of a list: skip-trace/items/). */
 export interface TraceSteps extends ChargeSteps {
-  /** The Idempotency-Key's claim of a keyed call: the charge stores its answer. */
+  /** The charge stores the key's answer under it. */
   hold?: KeyHold;
-  /** How the trace is resolved: a shorter timeout, a provider group (trace-coordinator.ts). */
   resolve?: ResolveOptions;
-  /** False: the charge stands even if the response carrying it is not delivered (a list that keeps its results). */
+  /** False for a list that keeps its results: the charge stands even if the response is lost. */
   refundUndelivered?: boolean;
 }
 
-/**
- * The steps of a checked trace: the opening read (the account, 403 or 402, and the cached result,
- * one statement), the trace (cache or provider, 504 past the timeout), the charge (one
- * statement), and its refund should the response not be delivered.
- */
 export async function traceAndCharge(
   deps: SkipTraceDeps,
   call: TraceCall & { cacheKey: string },
@@ -175,7 +144,7 @@ export async function traceAndCharge(
   return response;
 }
 
-/** Records the end of a call that was not charged, once (its audit row and outcome metric); never throws. */
+/** Never throws: it runs on the error path. */
 export async function recordFailure(deps: SkipTraceDeps, call: TraceCall, error: unknown): Promise<void> {
   await recordOutcome(deps, call, outcomeOf(error)).catch((auditError) =>
     deps.log.error({ err: auditError, requestId: call.id }, 'could not record the skip trace audit row'),

@@ -20,11 +20,9 @@ declare module '../schema/context.js' {
   }
 }
 
-/** How one trace is resolved, when not as a single call's. */
 export interface ResolveOptions {
-  /** The time left to the caller (an item of a list: its list's deadline); the trace itself runs on past it. */
+  /** The caller's deadline only: the trace itself runs on past it and caches its result. */
   timeoutMs?: number;
-  /** The provider group of the caller's list: its traces may share provider calls. */
   group?: TraceGroup;
 }
 
@@ -47,10 +45,8 @@ const POLL_MS = 50;
 const RELEASE_LOCK = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
 /**
- * Gets a trace result from the cache or the provider, with one provider call per cache key at a
- * time: concurrent identical traces in this process share one promise, and across instances a
- * Redis lock elects one caller while the others wait for its cached result. A trace that outlives
- * the timeout keeps running and caches its result, so the caller's retry finds it.
+ * One provider call per cache key at a time, in this process and across instances (a Redis lock).
+ * A trace outliving the timeout still caches its result, so the caller's retry finds it.
  */
 export function createTraceCoordinator(options: CoordinatorOptions) {
   const inFlight = new Map<string, Promise<ResolvedTrace>>();
@@ -65,11 +61,6 @@ export function createTraceCoordinator(options: CoordinatorOptions) {
     return trace;
   };
   return {
-    /**
-     * The result of `trace`: `cached`, what the caller's opening read found in the cache
-     * (trace.data.ts), else the provider's, shared with concurrent identical traces, within the
-     * timeout (504 `timeout`); an address the provider cannot resolve is 422.
-     */
     async resolve(trace: ValidTrace, requestId: string, cached: TraceResult | null, how: ResolveOptions = {}): Promise<ResolvedTrace> {
       options.metrics.cacheLookups.inc({ result: cached ? 'hit' : 'miss' });
       if (cached) return { result: cached, cacheHit: true };
@@ -84,20 +75,16 @@ export function createTraceCoordinator(options: CoordinatorOptions) {
         throw error;
       }
     },
-    /** A provider group for the traces of one list, when the provider groups calls (an item passes it to `resolve`). */
     group: (): TraceGroup | undefined => options.provider.group?.(),
-    /** In-flight traces, for a graceful drain. */
     pending: () => [...inFlight.values()],
   };
 }
 
 export type TraceCoordinator = ReturnType<typeof createTraceCoordinator>;
 
-/** The 504 of a trace not complete within `timeoutMs` (it keeps running and caches its result). */
 export const traceTimedOut = (timeoutMs: number) =>
   new AppError('timeout', `The trace did not complete within ${Math.round(timeoutMs / 1000)} s; retry to get its result.`);
 
-/** `trace`, or 504 `timeout` once `timeoutMs` passed (the trace itself keeps running). */
 async function withinTimeout<T>(trace: Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -110,7 +97,6 @@ async function withinTimeout<T>(trace: Promise<T>, timeoutMs: number): Promise<T
   }
 }
 
-/** The provider's result, cached for the configured TTL. */
 async function traceWithProvider(
   options: CoordinatorOptions,
   cacheKey: string,
@@ -133,15 +119,10 @@ async function traceWithProvider(
   return { result, cacheHit: false };
 }
 
-/**
- * While an instance holds single-flight locks, a key of its own says it is alive, renewed every
- * third of ALIVE_MS: a lock names its owner, so a waiter whose owner's key is gone (the instance
- * died) takes the lock over at once rather than waiting out its TTL.
- */
+/** A waiter whose lock owner's liveness key is gone (the instance died) takes the lock over rather than wait out its TTL. */
 const ALIVE_MS = 10_000;
 const aliveKey = (instance: string) => `skiptrace:instance:${instance}`;
 
-/** This instance's liveness key, kept while it holds at least one lock. */
 function liveness(redis: Redis) {
   const instance = randomUUID();
   let held = 0;
@@ -161,7 +142,6 @@ function liveness(redis: Redis) {
 type Liveness = ReturnType<typeof liveness>;
 const livenessOf = new WeakMap<Redis, Liveness>();
 
-/** Cross-instance single flight: whoever holds the lock calls the provider; the rest wait for the cache. */
 async function traceAcrossInstances(
   options: CoordinatorOptions,
   cacheKey: string,
@@ -199,10 +179,7 @@ async function traceAcrossInstances(
   }
 }
 
-/**
- * Another instance holds the lock: its cached result, or null once its lock is gone without one,
- * or taken away because its owner is no longer alive.
- */
+/** Null once the lock is gone without a result, or its owner is no longer alive. */
 async function cachedOnceUnlocked(redis: Redis, db: Db, lockKey: string, cacheKey: string): Promise<TraceResult | null> {
   for (;;) {
     const holder = await redis.get(lockKey).catch(() => null);

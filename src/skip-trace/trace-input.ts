@@ -13,12 +13,7 @@ export interface ValidTrace {
   cacheKey: string;
 }
 
-/**
- * Checks a trace request against the address and actor rules (every failing path at once), in the
- * same words whichever way it came: `/graphql` callers meet them all here; a REST body met their
- * JSON Schema form already (`metSchema`), so only the rules that form does not state are left.
- * Then standardizes it and derives the cache key.
- */
+/** Every failing path at once; a REST body (`metSchema`) meets only the rules its schema cannot state. */
 export function checkTraceInput(input: SkipTraceInput, metSchema = false): ValidTrace {
   const details = [
     ...checkAddress(input.address, 'address', metSchema),

@@ -1,11 +1,6 @@
 /**
- * The statements of one skip trace, one round trip each and no unit of work around them: the
- * opening read (the organization's account and the cached result), the charge (the credit, its
- * ledger row, the audit row and the Idempotency-Key's answer: one statement of data-modifying
- * CTEs, hence one transaction, on either database, which keeps charges exact under races), and
- * the refund of a charge whose result no response delivered. Each table's part is a fragment of
- * its owner's module carrying its own values (billing: account, charge, audit; this domain: the
- * cache and the keys); this module only composes them.
+ * Each write is one statement of data-modifying CTEs, hence one transaction on either database,
+ * which keeps charges exact under races. Only composes the owners' fragments (docs/architecture.md, "Data").
  */
 import { empty, raw, sql, type Db, type Statement } from '../infra/database/sql.js';
 import { accountRow, skipTraceAccount, type AccountRow, type SkipTraceAccount } from '../billing/skip-trace-account.js';
@@ -17,7 +12,6 @@ import { storeResultCte, type IdempotencyClaim } from './idempotency/idempotent-
 import type { TraceResult } from './providers/provider.js';
 import { cachedRow, resultCache, type CachedRow } from './result-cache.js';
 
-/** The organization's skip trace account (null for an unknown organization) and the live cached result of `cacheKey`, in one statement. */
 export async function openTrace(
   db: Db,
   organizationId: string,
@@ -29,10 +23,9 @@ export async function openTrace(
   return { account: skipTraceAccount.fromRow(row), cached: resultCache.fromRow(row) };
 }
 
-/** What a trace's opening read found: the organization's account and the live cached result. */
 export type OpenedTrace = Awaited<ReturnType<typeof openTrace>>;
 
-/** The opening reads of several traces (the items of a job's claimed lease), in one statement; their results in the order given. */
+/** A job's claimed items share one round trip. */
 export async function openTraces(db: Db, opens: readonly { organizationId: string; cacheKey: string }[]): Promise<OpenedTrace[]> {
   const keys = JSON.stringify(opens.map((open, i) => ({ i, organization_id: open.organizationId, cache_key: open.cacheKey })));
   const rows = await db.rows<AccountRow & CachedRow & { i: number }>(
@@ -47,33 +40,24 @@ export async function openTraces(db: Db, opens: readonly { organizationId: strin
   }));
 }
 
-/** The response field that carries the balance after the charge, set in the stored answer by the statement. */
+/** Set in the stored answer by the statement, as only it knows the balance after the charge. */
 const BALANCE_FIELD = 'creditsRemaining';
 
-/** What became of a charge: the balance after it, or why nothing was written. */
 export type ChargeOutcome = { creditsRemaining: number } | 'no_credit' | 'claim_lost' | 'guard_failed';
 
-/**
- * What a caller adds to a charge's statement: `ctes`, further CTEs written with it (they may read
- * `charged`, which holds a row only when the credit was taken, and `balance`), and `guard`, a
- * boolean SQL expression the charge also requires (e.g. that the item is still unsettled).
- */
+/** `ctes` may read `charged` (a row only when the credit was taken) and `balance`; `guard` must also hold to charge. */
 export interface ChargeExtra {
   ctes: Statement;
   guard?: Statement;
 }
 
-/** The charge's guard held not: nothing was written (the caller's item was settled elsewhere). */
 export class ChargeGuardFailed extends Error {
   constructor() {
     super('The charge was not written: its guard no longer holds.');
   }
 }
 
-/**
- * Charges one credit for the trace `audit.id` with its ledger and audit rows and, keyed, stores
- * `answer` (with the balance after the charge) as the key's answer: all or nothing, one statement.
- */
+/** All or nothing, one statement: the credit, its ledger and audit rows and, keyed, the key's answer. */
 export async function chargeTrace(
   db: Db,
   audit: AuditEntry,
@@ -100,19 +84,13 @@ export async function chargeTrace(
   return { creditsRemaining: Number(row.credits_remaining) };
 }
 
-/** A charged trace whose result a response carried: the charge's request id, and whether an Idempotency-Key stored the result. */
 export interface CarriedCharge {
   organizationId: string;
   requestId: string;
   keyed: boolean;
 }
 
-/**
- * Undoes `charge` (the credit back, the audit row uncharged with `outcome`, a stored answer or a
- * keyed batch's item row forgotten) once no response carrying its result was delivered: a keyed answer's carriers are its
- * first response and each replay's, so the charge is final once any of them was. At most once; true
- * when undone.
- */
+/** At most once. A keyed charge is final once any of its carriers (first response or a replay) was delivered. */
 export async function refundUndelivered(db: Db, charge: CarriedCharge, outcome: string): Promise<boolean> {
   const audit = auditOfRefund({ requestId: charge.requestId, outcome });
   const [row] = await db.rows<{ refunded: number }>(

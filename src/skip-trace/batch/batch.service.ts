@@ -1,9 +1,4 @@
-/**
- * A synchronous batch (`skipTraceBatch`, `POST /api/v1/skiptrace/batch`): up to BATCH_MAX_ITEMS
- * items, each run through the single trace (items/run-item.ts), answered together in request
- * order. The batch as a whole takes one in-flight slot, is refused as a single call is (403, 402
- * when the balance is zero at its start), and carries one Idempotency-Key for all its items.
- */
+/** Each item runs through the single trace; the batch as a whole holds one slot and one Idempotency-Key. */
 import { randomUUID } from 'node:crypto';
 import type { OrganizationPrincipal } from '../../schema/principal.js';
 import { REPLAYED } from '../../billing/audit.js';
@@ -19,32 +14,22 @@ import { runTraceItems, type AlsoInCharge, type ListRun } from '../items/run-ite
 import { chargedItemCte, chargedItems, loseBatchCarrier, type KeyedList } from '../idempotency/keyed-items.data.js';
 import { refundNow } from '../refund.js';
 
-/** The items of one synchronous batch, at most. */
 export const BATCH_MAX_ITEMS = 100;
 
 export interface BatchResponse {
-  /** A new UUID per batch; its items' usage rows name it. */
+  /** Its items' usage rows name it. */
   id: string;
-  /** Credits charged: its items with records_found or no_records_found. */
   charged: number;
-  /** One per item, in request order. */
   results: ItemResult[];
-  /** The organization's balance once the batch's charges were made. */
   creditsRemaining: number;
-  /** Whether this is the stored answer of an earlier request with the same Idempotency-Key. */
   replayed: boolean;
 }
 
-/** What a batch runs on: a trace's dependencies, and how many of its items run at once. */
 export interface BatchDeps extends SkipTraceDeps {
   concurrency: number;
 }
 
-/**
- * Runs a batch: its slot, its shape (for `/graphql` callers; the REST route checked it already),
- * its Idempotency-Key, the account (403, 402), then every item, at most `concurrency` at a time,
- * each failing `timeout` once the trace timeout has passed since the batch began.
- */
+/** Every item fails `timeout` once the trace timeout has passed since the batch began. */
 export async function runSkipTraceBatch(
   deps: BatchDeps,
   principal: OrganizationPrincipal,
@@ -67,9 +52,8 @@ export async function runSkipTraceBatch(
 }
 
 /**
- * Runs the batch's items. Keyed, each item's charge also writes its row under (key, body, index)
- * (idempotency/keyed-items.data.ts), so an item is charged once per key: a retry after a run
- * that died before storing its answer answers the items it charged with their results.
+ * Keyed, each charge also writes the item's row, so an item is charged once per key even when a
+ * run died before storing its answer.
  */
 async function runItems(deps: BatchDeps, call: TraceCall, items: readonly ListItemInput[], keyed?: KeyedList): Promise<BatchResponse> {
   const run: ListRun = {
@@ -94,10 +78,8 @@ async function runItems(deps: BatchDeps, call: TraceCall, items: readonly ListIt
 const isCharged = (result: ItemResult) => result.status === 'records_found' || result.status === 'no_records_found';
 
 /**
- * Stores the batch's answer for its key's replays, with this response as its first carrier (a
- * replay is one more). Should this response not be delivered, its items' charges are reversed
- * only if no replay delivered the answer (loseCarrier); if the answer could not be stored (the
- * claim was lost), nothing else carries them and they are reversed at once.
+ * Refunds a lost response's items only if no replay carried the answer; an answer that could not be
+ * stored (claim lost) has no other carrier, so its items are refunded at once.
  */
 async function keepAnswer(deps: BatchDeps, hold: KeyHold, organizationId: string, response: BatchResponse): Promise<void> {
   const answer: StoredAnswer<BatchResponse> = { result: response };
@@ -105,10 +87,7 @@ async function keepAnswer(deps: BatchDeps, hold: KeyHold, organizationId: string
   deps.client.onUndelivered(() => (stored ? loseCarrier(deps, organizationId, response) : refundItems(deps, organizationId, response)));
 }
 
-/**
- * A lost response carrying the stored `answer`: the last one forgets it (the key's next request
- * runs anew) and refunds its items; while another carrier remains, the charges stand.
- */
+/** While another carrier remains, the charges stand. */
 function loseCarrier(deps: BatchDeps, organizationId: string, answer: BatchResponse): void {
   loseBatchCarrier(deps.db, answer.id).then(
     (forgotten) => forgotten && refundItems(deps, organizationId, answer),
@@ -116,16 +95,12 @@ function loseCarrier(deps: BatchDeps, organizationId: string, answer: BatchRespo
   );
 }
 
-/** Reverses the charges of the answer's items (each at most once; its item row deleted with it). */
+/** Each at most once: the item row is deleted with its refund. */
 function refundItems(deps: BatchDeps, organizationId: string, answer: BatchResponse): void {
   for (const item of answer.results.filter(isCharged)) refundNow(deps, { organizationId, requestId: item.id!, keyed: false });
 }
 
-/**
- * A key's stored answer: its result replayed (nothing charged, audited `replayed`), or its error
- * thrown again. Reading a result counted this response as one of its carriers (readKeyForReplay):
- * if it is not written in full either, it is lost as the first response's is.
- */
+/** Reading the answer counted this response as a carrier (readKeyForReplay), so losing it counts too. */
 async function answerWithStored(deps: BatchDeps, call: TraceCall, answer: StoredAnswer<BatchResponse>): Promise<BatchResponse> {
   if ('error' in answer) throw replayedError(answer.error);
   const lost = () => loseCarrier(deps, call.principal.organizationId, answer.result);

@@ -1,38 +1,26 @@
 /**
- * `skip_trace_idempotency_keys`: one row per (organization, Idempotency-Key). Its first request
- * claims it (a row without an outcome, held by `claim_token` until `lease_expires_at`), then
- * stores its answer there, or releases it (deletes the row) when its answer is not to be kept.
- * Raw SQL: every keyed skip trace runs these statements.
- *
- * A stored 200 also counts its `carriers`: the responses that carried it (its first request's and
- * each replay's) and were not lost. Its charge is refunded only by the statement that takes the
- * last one away, so once any response was written in full the charge is final.
+ * Raw SQL: every keyed skip trace runs these. A stored 200 counts its carriers, and only the loss
+ * of the last one refunds it (docs/architecture.md, "Data").
  */
 import { raw, sql, type Db, type Statement } from '../../infra/database/sql.js';
 
-/** How long a key and its answer are kept after its first request (README "Idempotency"). */
+/** README "Idempotency". */
 export const RETENTION = raw(`interval '24 hours'`);
 
-/** A request's hold on its Idempotency-Key while it runs: the claim `token`. */
 export interface IdempotencyClaim {
   organizationId: string;
   key: string;
   token: string;
 }
 
-/** A key as stored: its body's fingerprint and, once its first request answered, that answer. */
 export interface StoredKey<Outcome> {
   fingerprint: string;
-  /** Null while the first request is in flight. */
   outcome: Outcome | null;
-  /** No answer, and the claim's lease ran out (or its answer was forgotten): the next request claims it. */
+  /** The claim's lease ran out (or its answer was forgotten): the next request claims it. */
   lapsed: boolean;
 }
 
-/**
- * Claims `key` for a request: a new key, one whose 24 h are over, or one whose claim's lease ran
- * out (its instance died mid-request) is (re)claimed with `token`. True when this request holds it.
- */
+/** A lapsed lease means its instance died mid-request, so the key is claimed again. */
 export async function claimKey(db: Db, claim: IdempotencyClaim & { fingerprint: string; leaseMs: number }): Promise<boolean> {
   const rows = await db.rows<{ claim_token: string }>(
     sql`insert into skip_trace_idempotency_keys as k
@@ -48,10 +36,8 @@ export async function claimKey(db: Db, claim: IdempotencyClaim & { fingerprint: 
 }
 
 /**
- * The live (unexpired) row of `key`, or null. When it holds a 200's answer to the same body
- * (`fingerprint`), the caller's response is counted as one more of its carriers by the same
- * statement, so no refund can come between reading the answer and holding it: the refund either
- * ran first (and the answer reads as forgotten) or sees this carrier.
+ * Counts the caller as a carrier in the same statement that reads the answer, so no refund can
+ * come between: it either ran first (the answer reads as forgotten) or sees this carrier.
  */
 export async function readKeyForReplay<Outcome>(
   db: Db,
@@ -72,12 +58,7 @@ export async function readKeyForReplay<Outcome>(
   };
 }
 
-/**
- * Stores the answer of the request holding the claim `token`. False when the claim is no longer
- * this request's (released, or its lease taken over). A 200 stored with `carrier` (the id its
- * response answers with) counts that response as its first carrier, and its replays as more
- * (readKeyForReplay): its charges are refunded only once all were lost (loseCarrierCtes).
- */
+/** False when the claim was released or its lease taken over. `carrier`: the response's id, its first carrier. */
 export async function storeOutcome(db: Db, claim: IdempotencyClaim, outcome: unknown, carrier?: string): Promise<boolean> {
   const changed = await db.run(
     sql`update skip_trace_idempotency_keys set outcome = ${JSON.stringify(outcome)}::jsonb, request_id = ${carrier ?? null}::uuid, carriers = ${carrier ? 1 : 0}::integer
@@ -86,37 +67,26 @@ export async function storeOutcome(db: Db, claim: IdempotencyClaim, outcome: unk
   return changed === 1;
 }
 
-/** The row of the claim `token`. */
 const claimed = (claim: IdempotencyClaim) =>
   sql`organization_id = ${claim.organizationId} and idempotency_key = ${claim.key} and claim_token = ${claim.token}`;
 
-/**
- * The claim `token`, locked, as the CTE `claim` of a trace's charge statement (../trace.data.ts):
- * no row once the claim is no longer this request's (released, or its lease taken over), and
- * while the statement runs nobody can release or take it.
- */
+/** Locked, so nobody can release or take the claim while the charge statement runs; no row once it is lost. */
 export const claimCte = (claim: IdempotencyClaim) =>
   sql`claim as (select from skip_trace_idempotency_keys where ${claimed(claim)} and outcome is null for update)`;
 
-/**
- * Stores the 200 of the request holding the claim (locked by claimCte), as the CTE `stored` of the
- * same statement, only when `source` (a CTE of it) holds a row; the request's own response is its
- * first carrier. `outcome`: an SQL expression of the answer (it may read `source`).
- */
+/** Stores only when `source` holds a row; `outcome` is an SQL expression that may read `source`. */
 export const storeOutcomeCte = (claim: IdempotencyClaim, requestId: string, outcome: Statement, source: Statement) =>
   sql`stored as (update skip_trace_idempotency_keys set outcome = ${outcome}, request_id = ${requestId}::uuid, carriers = 1 from ${source}
      where ${claimed(claim)})`;
 
-/** Gives up the claim `token` without an answer, so the key's next request runs anew. */
+/** So the key's next request runs anew. */
 export async function releaseKey(db: Db, claim: IdempotencyClaim): Promise<void> {
   await db.run(sql`delete from skip_trace_idempotency_keys where ${claimed(claim)} and outcome is null`);
 }
 
 /**
- * A lost response of request `requestId`'s stored answer, as CTEs of the refund's statement: `lost`
- * takes its carrier away (and holds the key's row: its organization, key, fingerprint and carriers
- * left); the last one also forgets the answer (its lease set to have run out, so the key's next
- * request runs anew) and `forgotten` holds a row. The row lock orders it with a replay.
+ * The last lost carrier forgets the answer (its lease run out, so the next request runs anew) and
+ * `forgotten` holds a row. The row lock orders it with a replay.
  */
 export const loseCarrierCtes = (requestId: string) => sql`lost as (update skip_trace_idempotency_keys
      set carriers = carriers - 1,
@@ -126,10 +96,7 @@ export const loseCarrierCtes = (requestId: string) => sql`lost as (update skip_t
      where request_id = ${requestId}::uuid and carriers > 0 returning organization_id, idempotency_key, fingerprint, carriers),
    forgotten as (select from lost where carriers = 0)`;
 
-/**
- * Deletes up to `batch` keys whose 24 h are over; the number deleted. Rows another instance's
- * sweep is deleting are skipped, so instances sweeping at once never wait on each other.
- */
+/** Skips rows another instance's sweep holds, so sweeps never wait on each other. */
 export async function deleteExpiredKeys(db: Db, batch: number): Promise<number> {
   return db.run(
     sql`delete from skip_trace_idempotency_keys where (organization_id, idempotency_key) in (

@@ -5,17 +5,12 @@ import { deleteExpiredKeys } from './idempotency-keys.data.js';
 import { deleteExpiredItems } from './keyed-items.data.js';
 import { startPeriodic, type Periodic } from '../../infra/periodic.js';
 
-/** Batches one sweep deletes at most, so a backlog is worked off over several sweeps rather than in one long burst. */
+/** A backlog is worked off over several sweeps rather than in one long burst. */
 const MAX_BATCHES_PER_SWEEP = 10;
 
-/** `stop()` ends the interval and waits for a sweep under way. */
 export type IdempotencySweeper = Periodic;
 
-/**
- * Deletes Idempotency-Keys (and keyed batches' item rows) whose 24 h are over, every `intervalMs`, `batch` rows per statement.
- * Every instance sweeps; their deletes skip each other's rows. An expired key is already ignored
- * by the claim, so the sweep only bounds the table.
- */
+/** The claim already ignores an expired key, so the sweep only bounds the table; instances skip each other's rows. */
 export function startIdempotencySweeper(db: Db, options: Config['skipTrace']['idempotencySweep'], log: Logger): IdempotencySweeper {
   const sweep = async () => {
     let deleted = 0;

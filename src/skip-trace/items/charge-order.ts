@@ -2,15 +2,12 @@ import { skipTraceAccount } from '../../billing/skip-trace-account.js';
 import { AppError } from '../../common/errors.js';
 
 /**
- * The charges of one list's items, in index order, whatever order their traces finish in: an
- * item charges only once every item before it has settled (charged or failed), and once one found
- * no credit left, every later item fails `insufficient_credits` without trying. So when the
- * balance covers fewer items than remain, the lower indexes are the ones served.
+ * An item charges once every item before it settled, and none tries after one found no credit, so
+ * when the balance covers fewer items than remain, the lower indexes are served.
  */
 export interface ChargeOrder {
-  /** Resolves when it is item `index`'s turn to charge; throws `insufficient_credits` once the credits ran out. */
   turn(index: number): Promise<void>;
-  /** Item `index` is over (charged, or failed with `error`): the next may charge. Call it exactly once per item. */
+  /** Exactly once per item, or the items after it never charge. */
   settle(index: number, error?: unknown): void;
 }
 

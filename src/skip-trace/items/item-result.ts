@@ -1,11 +1,10 @@
 import { AppError, MASKED_MESSAGE, type ErrorDetail } from '../../common/errors.js';
 import type { TracedPerson, TraceStatus } from '../providers/provider.js';
 
-/** What became of an item: traced (charged), failed (not charged), or not run yet or ever (a job's). */
 export const ITEM_STATUSES = ['records_found', 'no_records_found', 'failed', 'pending', 'cancelled'] as const;
 export type ItemStatus = (typeof ITEM_STATUSES)[number];
 
-/** Why an item failed; anything else an item meets is `internal_error`. */
+/** Anything else an item meets is `internal_error`. */
 export const ITEM_ERROR_CODES = ['invalid_request', 'insufficient_credits', 'timeout', 'internal_error'] as const;
 export type ItemErrorCode = (typeof ITEM_ERROR_CODES)[number];
 
@@ -15,20 +14,16 @@ export interface ItemError {
   details?: ErrorDetail[];
 }
 
-/** An item's result, as a batch answers it and a job lists it. */
 export interface ItemResult {
-  /** Its position in the list, from 0. */
   index: number;
   key: string | null;
   status: ItemStatus;
-  /** The id of its trace request (its usage row, and its ledger charge when charged); null until it ran. */
+  /** Names its usage row and ledger charge. */
   id: string | null;
-  /** Empty unless records were found. */
   persons: TracedPerson[];
   error: ItemError | null;
 }
 
-/** The result of an item its trace answered (and charged). */
 export const tracedItem = (
   index: number,
   key: string | null,
@@ -44,7 +39,7 @@ export const tracedItem = (
 
 const ITEM_ERRORS: ReadonlySet<string> = new Set(ITEM_ERROR_CODES);
 
-/** The failure of an item whose trace `id` ended with `error`: its code and message as a single call's, or masked. */
+/** As a single call's error, or masked where the host would mask it. */
 export function failedItem(index: number, key: string | null, id: string | null, error: unknown): ItemResult {
   const known = error instanceof AppError && ITEM_ERRORS.has(error.kind) && error.kind !== 'internal_error';
   const itemError: ItemError = known

@@ -1,31 +1,25 @@
 /**
- * The rules of a list of traces (a batch or a job). An item is a single trace's input (`address`,
- * optional `actor`: the rules of input-rules.ts, checked by trace-input.ts) plus an optional `key`,
- * the caller's own id of the row. The list's shape (what makes the whole request unreadable) is
- * one 422 with every failing path (`items[3].key`); an item breaking a rule of its own trace is
- * that item's failure, with paths relative to the item (`address.zip`), and never fails the others.
+ * Only the list's shape (what makes the whole request unreadable) refuses the list; an item breaking
+ * its own trace's rules fails alone, with paths relative to the item.
  */
 import { atMostItems, mustBeOfType, mustBeOneOf, REQUIRED, UNKNOWN_FIELD } from '../../common/detail-messages.js';
 import { AppError, badInput, type ErrorDetail } from '../../common/errors.js';
 import { ACTOR_TYPES } from '../input-rules.js';
 import { checkTraceInput, type SkipTraceInput, type ValidTrace } from '../trace-input.js';
 
-/** An item as a caller sends it. */
 export interface ListItemInput extends SkipTraceInput {
   key?: string | null;
 }
 
-/** The fields of an item. */
 export const ITEM_FIELDS = ['key', 'address', 'actor'] as const;
 
-/** A key: the caller's id of the row, unique within its list. */
+/** The caller's own id of the row, unique within its list. */
 export const ITEM_KEY_RULE = {
   keywords: { minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._:-]{1,64}$' },
   message: 'must be 1 to 64 characters of A-Z a-z 0-9 . _ : -',
 } as const;
 const KEY = new RegExp(ITEM_KEY_RULE.keywords.pattern, 'u');
 
-/** A list's bounds, and the fields its body may hold besides `items` (a job's `webhookUrl`). */
 export interface ListShape {
   max: number;
   otherFields?: readonly string[];
@@ -33,10 +27,8 @@ export interface ListShape {
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** How a detail names an item's field: `items[3].key`. */
 export const itemPath = (index: number, field?: string) => `items[${index}]${field ? `.${field}` : ''}`;
 
-/** The problems of one item's shape (its own rules aside): an object of known fields, a well-formed key. */
 function itemShapeProblems(item: unknown, index: number): ErrorDetail[] {
   if (!isObject(item)) return [{ path: itemPath(index), message: mustBeOfType(['object']) }];
   const details = Object.keys(item)
@@ -49,7 +41,6 @@ function itemShapeProblems(item: unknown, index: number): ErrorDetail[] {
   return details;
 }
 
-/** Each repeated key, named at its repeat. */
 function duplicateKeys(items: readonly unknown[]): ErrorDetail[] {
   const first = new Map<string, number>();
   const details: ErrorDetail[] = [];
@@ -63,7 +54,6 @@ function duplicateKeys(items: readonly unknown[]): ErrorDetail[] {
   return details;
 }
 
-/** The problems of a list body's shape: `{"items": [item, …]}` within its bounds, every item an object of known fields, keys well-formed and unique. */
 export function listShapeProblems(body: unknown, shape: ListShape): ErrorDetail[] {
   if (!isObject(body)) return [{ path: '(body)', message: mustBeOfType(['object']) }];
   const allowed = ['items', ...(shape.otherFields ?? [])];
@@ -78,17 +68,16 @@ export function listShapeProblems(body: unknown, shape: ListShape): ErrorDetail[
   return [...details, ...items.flatMap(itemShapeProblems), ...duplicateKeys(items)];
 }
 
-/** The message of a list refused as a whole. */
 export const LIST_INVALID = 'The list is invalid; nothing was traced or charged.';
 
-/** The list's items once its shape holds; else 422 invalid_request naming every failing path. */
+/** One 422 naming every failing path, so a caller fixes the list in one go. */
 export function checkListShape(body: unknown, shape: ListShape): ListItemInput[] {
   const details = listShapeProblems(body, shape);
   if (details.length) throw badInput(LIST_INVALID, details);
   return (body as { items: ListItemInput[] }).items;
 }
 
-/** An actor that did not come through the schema's types (a job's JSON): an object of a known type and fields. */
+/** A job's JSON actor did not come through the schema's types. */
 function actorShapeProblems(actor: unknown): ErrorDetail[] {
   if (actor === undefined || actor === null) return [];
   if (!isObject(actor)) return [{ path: 'actor', message: mustBeOfType(['object', 'null']) }];
@@ -99,10 +88,7 @@ function actorShapeProblems(actor: unknown): ErrorDetail[] {
   return details;
 }
 
-/**
- * One item as its trace: the single trace's checks (trace-input.ts), whose `details` are already
- * relative to the item. Throws 422 invalid_request, which the item's result carries.
- */
+/** The 422 it throws becomes the item's result, not the list's. */
 export function checkItem(item: ListItemInput): ValidTrace {
   const details = actorShapeProblems(item.actor);
   if (details.length) throw new AppError('invalid_request', 'The skip trace request is invalid.', details);

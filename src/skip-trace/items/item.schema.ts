@@ -1,7 +1,4 @@
-/**
- * The GraphQL types of a list's items, shared by the batch and the jobs: an item as sent (a
- * single trace's input and a key) and an item's result.
- */
+/** Shared by the batch and the jobs, so both read alike. */
 import { builder } from '../../schema/builder.js';
 import { constraints } from '../../schema/constraints.js';
 import type { ErrorDetail } from '../../common/errors.js';

@@ -14,46 +14,30 @@ import { checkItem, type ListItemInput } from './item-rules.js';
 
 export { ChargeGuardFailed } from '../trace.data.js';
 
-/** One list's run: who traces, which list it is, and what its items share. */
 export interface ListRun {
   deps: SkipTraceDeps;
   principal: OrganizationPrincipal;
-  /** The list its items' usage rows name. */
   list: { batchId: string | null; jobId: string | null };
-  /** `performance.now()` past which an item not finished fails `timeout` (its trace runs on and caches its result). */
+  /** `performance.now()`; an item past it fails `timeout` while its trace runs on and caches its result. */
   deadline: number;
-  /** The items' charges, in index order. */
+  /** So that when credits run out, the first items by index are the charged ones. */
   order: ChargeOrder;
-  /** The provider group the items' traces may share calls in. */
   group?: TraceGroup;
-  /** Whether an item's charge is reversed when the response carrying it is not delivered (a batch's); a job keeps its results. */
+  /** True for a batch; a job keeps its results, so its charges stand. */
   refundUndelivered: boolean;
-  /** Items charged by an earlier run of the same keyed list, by index: answered with that result, not run again. */
+  /** By index, from an earlier run of the same keyed list: answered, not charged again. */
   chargedAlready?: ReadonlyMap<number, ItemResult>;
 }
 
-/**
- * What the caller writes with an item's charge, in the same statement: `ctes` (they may read the
- * CTE `charged`, which holds a row only when the credit was taken) and an optional `guard`, a
- * boolean SQL expression the charge also requires; when it fails nothing is written and the item
- * throws ChargeGuardFailed.
- */
+/** Written in the charge's statement (see ChargeExtra); a failed `guard` writes nothing and throws ChargeGuardFailed. */
 export type AlsoInCharge = (result: ItemResult) => { ctes: Statement; guard?: Statement };
 
-/**
- * Or the item's charge made by the caller (`charge`, with the item's result and its audit entry):
- * it writes what AlsoInCharge would, in the charge's statement, and answers what became of it.
- */
+/** Lets a job charge several items in one statement (chargeItems). */
 export interface ChargedByCaller {
   charge: (entry: AuditEntry, result: ItemResult) => Promise<ChargeOutcome>;
 }
 
-/**
- * Runs item `index` of a list through the single trace (the input's rules, the opening read, cache,
- * single flight, provider, charge with its ledger and audit rows, refund), as its own request: a
- * new id, its usage row naming the list and its key. Never throws but ChargeGuardFailed: a failure
- * is the item's result, audited and not charged.
- */
+/** Never throws but ChargeGuardFailed: a failure is the item's result, audited and not charged. */
 export async function runTraceItem(
   run: ListRun,
   index: number,
@@ -98,7 +82,6 @@ export async function runTraceItem(
   }
 }
 
-/** Runs every item of a list, at most `concurrency` at a time and starting in index order; their results in index order. */
 export async function runTraceItems(
   run: ListRun,
   items: readonly ListItemInput[],

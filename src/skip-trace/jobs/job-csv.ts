@@ -1,8 +1,4 @@
-/**
- * A job as CSV, both ways, with the `csv` project's streaming parser and writer: an upload's
- * header names its columns (matched case-insensitively; every other column is kept as it came),
- * and the results CSV is the upload's columns, unchanged, then each item's result.
- */
+/** Unknown upload columns are kept as they came, so the results CSV gives the caller's rows back unchanged. */
 import { parse, CsvError } from 'csv-parse';
 import { stringify } from 'csv-stringify';
 import { Readable } from 'node:stream';
@@ -10,7 +6,7 @@ import { badInput, type ErrorDetail } from '../../common/errors.js';
 import { containsNul, NUL_DETAIL } from '../../common/nul.js';
 import type { JobItemRow, NewJobItem } from './jobs.data.js';
 
-/** The columns a CSV upload may name, as matched (lower case). */
+/** Lower case: headers match in any case. */
 export const INPUT_COLUMNS = [
   'key',
   'line1',
@@ -26,18 +22,16 @@ export const INPUT_COLUMNS = [
 type InputColumn = (typeof INPUT_COLUMNS)[number];
 const REQUIRED_COLUMNS: readonly InputColumn[] = ['line1', 'city', 'state', 'zip'];
 
-/** A parsed upload: its header as submitted and one item per data row. */
 export interface CsvJob {
   columns: string[];
   items: NewJobItem[];
-  /** The line each item began on (the header is line 1). */
+  /** For 422s that name the line (the header is line 1). */
   lines: number[];
 }
 
 const refuse = (message: string, details: ErrorDetail[]) => badInput(message, details);
 const lineDetail = (line: number, message: string): ErrorDetail => ({ path: `line ${line}`, message });
 
-/** Where each known column is in the header (by name, any case); a known column named twice is refused. */
 function columnPositions(header: string[]): Map<InputColumn, number> {
   const positions = new Map<InputColumn, number>();
   header.forEach((name, position) => {
@@ -55,7 +49,6 @@ function columnPositions(header: string[]): Map<InputColumn, number> {
   return positions;
 }
 
-/** A row's trace input: the address, and an actor when the row names one (a person by its names, an entity by actor_name). */
 function itemOf(cells: string[], positions: Map<InputColumn, number>): NewJobItem {
   const cell = (column: InputColumn) => {
     const position = positions.get(column);
@@ -80,13 +73,9 @@ function itemOf(cells: string[], positions: Map<InputColumn, number>): NewJobIte
   return { key: cell('key'), input: { address, ...(actor && { actor }) }, cells };
 }
 
-/** The line a parsed record began on, from the line it ended on and the line breaks inside its quoted cells. */
+/** The parser reports the line a record ended on; quoted cells may hold line breaks. */
 const firstLineOf = (record: string[], lastLine: number) => lastLine - record.reduce((n, cell) => n + (cell.match(/\n/g)?.length ?? 0), 0);
 
-/**
- * Parses an upload (UTF-8, optional BOM, RFC 4180 quoting, a header row) into at most `maxRows`
- * items; a malformed file, a missing required column, no data row or too many are 422 naming the line.
- */
 export async function parseJobCsv(text: string, maxRows: number): Promise<CsvJob> {
   const parser = parse(text, { bom: true, info: true, skip_empty_lines: true });
   let header: string[] | null = null;
@@ -119,10 +108,8 @@ export async function parseJobCsv(text: string, maxRows: number): Promise<CsvJob
   return { columns: header, items, lines };
 }
 
-/** The columns of a JSON job's results CSV, standing for the input columns a CSV job submitted. */
 const JSON_JOB_COLUMNS = [...INPUT_COLUMNS];
 
-/** Per person 1..3: names and age, phones 1..3 with their types, emails 1..2. */
 const PERSONS = 3;
 const PHONES = 3;
 const EMAILS = 2;
@@ -136,7 +123,6 @@ const personColumns = (n: number) => [
 ];
 const RESULT_COLUMNS = ['status', 'trace_id', 'error_code', ...Array.from({ length: PERSONS }, (_, n) => personColumns(n + 1)).flat()];
 
-/** The results CSV's header: the job's input columns (as submitted), then the result's. */
 export const resultsHeader = (columns: string[] | null) => [...(columns ?? JSON_JOB_COLUMNS), ...RESULT_COLUMNS];
 
 interface CsvPerson {
@@ -157,7 +143,6 @@ const personCells = (person: CsvPerson | undefined) => [
   ...Array.from({ length: EMAILS }, (_, m) => person?.emails[m] ?? ''),
 ];
 
-/** A JSON job's input cells, in JSON_JOB_COLUMNS' order. */
 function jsonInputCells(item: JobItemRow): unknown[] {
   const address = (item.input.address ?? {}) as Record<string, unknown>;
   const actor = (item.input.actor ?? {}) as Record<string, unknown>;
@@ -175,7 +160,6 @@ function jsonInputCells(item: JobItemRow): unknown[] {
   ];
 }
 
-/** One item's row of the results CSV. */
 export function resultRow(item: JobItemRow, width: number): unknown[] {
   const input = item.cells ? [...item.cells, ...Array<string>(Math.max(0, width - item.cells.length)).fill('')] : jsonInputCells(item);
   const persons = (item.status === 'records_found' ? (item.persons ?? []) : []) as CsvPerson[];
@@ -189,7 +173,7 @@ export function resultRow(item: JobItemRow, width: number): unknown[] {
   ];
 }
 
-/** Streams the CSV of `pages` (the job's items, page by page, in index order): one page in memory at a time. */
+/** One page in memory at a time, whatever the job's size. */
 export function resultsCsv(columns: string[] | null, pages: AsyncIterable<JobItemRow[]>): Readable {
   const width = columns?.length ?? JSON_JOB_COLUMNS.length;
   async function* rows() {

@@ -1,10 +1,6 @@
 /**
- * How a job's item runs: through the single trace, item by item (skip-trace/items/: the input's
- * rules, cache, single flight, provider, charge, ledger and audit), with the item's stored result
- * written by the statement that charges it, guarded by this instance's lease on the item. An
- * uncharged result (a failure) is stored on its own. Items started together (a claim's) share
- * their opening read, one statement, and items ready to charge together share the charge's
- * statement (each item with its own credit, ledger and audit rows and stored result).
+ * An item's result is written by the statement that charges it, guarded by this instance's lease,
+ * so a taken-over item is never charged twice.
  */
 import type { Services } from '../../schema/context.js';
 import type { ChargeOrder } from '../items/charge-order.js';
@@ -20,17 +16,10 @@ import { chargeItems, releaseForRetry, storeUncharged, type ItemCharge, type Lea
 import type { JobItemRunner } from './job-worker.js';
 import type { ItemOutcome } from './jobs.data.js';
 
-/**
- * A job's items charge as they finish: they run on any instance, so there is no one place to line
- * them up in index order; items are claimed in index order, which keeps charges close to it.
- */
+/** Items run on any instance, so nothing can line charges up in index order; claiming in index order keeps them close. */
 const AS_THEY_FINISH: ChargeOrder = { turn: async () => undefined, settle: () => undefined };
 
-/**
- * An item whose trace timed out is tried again (uncharged, its trace still running and caching
- * its result), up to this many times in all: enough to outlast the cross-instance single flight's
- * lock (four trace timeouts) when the instance that held it died mid-trace.
- */
+/** Enough to outlast the single flight's lock when the instance that held it died mid-trace. */
 const MAX_TIMEOUT_ATTEMPTS = 5;
 
 const outcomeOf = (result: ItemResult): ItemOutcome => ({
@@ -40,7 +29,7 @@ const outcomeOf = (result: ItemResult): ItemOutcome => ({
   error: result.error,
 });
 
-/** Items of one organization under one lease, charged in one statement (chargeItems); a failed statement fails only its own items. */
+/** A failed statement fails only its own items. */
 function chargeTogether(db: Db) {
   return coalesced(async (charges: { lease: Lease; charge: ItemCharge }[]) => {
     const outcomes: (ChargeOutcome | { failed: unknown })[] = new Array(charges.length);
@@ -70,8 +59,6 @@ function chargeTogether(db: Db) {
 }
 
 export function jobItemRunner(services: Services): JobItemRunner {
-  // Items claimed together start together: their opening reads go as one statement, and so do
-  // the charges of those ready at once (each with its own result).
   const open = coalesced((opens: { organizationId: string; cacheKey: string }[]) => openTraces(services.sql, opens));
   const chargeReady = chargeTogether(services.sql);
   const deps: SkipTraceDeps = { ...traceDeps(services), open: (organizationId, cacheKey) => open({ organizationId, cacheKey }) };
@@ -95,7 +82,7 @@ export function jobItemRunner(services: Services): JobItemRunner {
     try {
       result = await runTraceItem(run, item.index, input, { charge });
     } catch (error) {
-      // The lease ran out and another instance holds the item: it is theirs to settle.
+      // Another instance took the item over: it is theirs to settle.
       if (error instanceof ChargeGuardFailed) return;
       throw error;
     }

@@ -1,16 +1,10 @@
-/**
- * The job queue's statements: items are claimed from their own table with `for update skip
- * locked` and a lease that the claimer renews while it works; an item's result is stored only
- * while the lease is still the claimer's, so a claimer whose lease ran out (another instance took
- * the item over) stores and charges nothing.
- */
+/** Every write is guarded by the lease, so a claimer whose item was taken over stores and charges nothing. */
 import { empty, raw, sql, type Db, type Statement } from '../../infra/database/sql.js';
 import { settleJobCte, type ClaimedItem, type ItemOutcome } from './jobs.data.js';
 import { chargeEachCtes } from '../../billing/charge.js';
 import { auditOfCharges, chargedAuditFields, CHARGED_AUDIT_COLUMNS, type AuditEntry } from '../../billing/audit.js';
 import type { ChargeOutcome } from '../trace.data.js';
 
-/** This instance's lease on claimed items: its token and how long a claim or renewal holds. */
 export interface Lease {
   token: string;
   ms: number;
@@ -29,10 +23,8 @@ interface ClaimedRow {
 }
 
 /**
- * Claims up to `limit` items, fairly across organizations: each organization with an active job
- * offers its next items (oldest job first, in index order), and the claim takes them in turns —
- * an organization's first item before anyone's second, counting the items it already has running
- * on this instance (`running`) — so one organization's long job never holds back another's.
+ * In turns across organizations, counting what each already `running` here, so one organization's
+ * long job never holds back another's.
  */
 export async function claimItems(db: Db, lease: Lease, limit: number, running: Map<string, number>): Promise<ClaimedItem[]> {
   const runningRows = JSON.stringify([...running].map(([organization_id, n]) => ({ organization_id, n })));
@@ -65,7 +57,6 @@ export async function claimItems(db: Db, lease: Lease, limit: number, running: M
 
 const itemKeys = (items: readonly ClaimedItem[]) => JSON.stringify(items.map((item) => ({ job_id: item.jobId, index: item.index })));
 
-/** Extends this instance's leases on `items` (those it still holds). */
 export async function renewLeases(db: Db, lease: Lease, items: readonly ClaimedItem[]): Promise<void> {
   if (items.length === 0) return;
   await db.run(
@@ -75,7 +66,6 @@ export async function renewLeases(db: Db, lease: Lease, items: readonly ClaimedI
   );
 }
 
-/** An item's charge, for chargeItems: its audit row's entry and the outcome it stores. */
 export interface ItemCharge {
   item: ClaimedItem;
   entry: Omit<AuditEntry, 'charged'>;
@@ -83,18 +73,14 @@ export interface ItemCharge {
 }
 
 /**
- * Charges several items of one organization in one statement, each with its own ledger and audit
- * rows and its stored result (all of an item's or none of it): an item whose lease is no longer
- * this instance's is neither charged nor stored ('guard_failed'), and when the balance covers
- * fewer than the rest, those first in index order are charged and the others write nothing
- * ('no_credit'). What became of each, in the order given.
+ * Each item all or nothing: a lost lease writes nothing ('guard_failed'); when the balance runs
+ * out, index order decides who is charged ('no_credit').
  */
 export async function chargeItems(db: Db, lease: Lease, organizationId: string, charges: readonly ItemCharge[]): Promise<ChargeOutcome[]> {
   const input = JSON.stringify(
     charges.map(({ item, entry, outcome }, i) => ({
       ...chargedAuditFields(entry),
       i,
-      // The item's job, as its audit row names it.
       job_id: item.jobId,
       index: item.index,
       status: outcome.status,
@@ -120,7 +106,6 @@ export async function chargeItems(db: Db, lease: Lease, organizationId: string, 
   });
 }
 
-/** The item's row, while it is pending under this instance's lease. */
 const heldItem = (item: ClaimedItem, lease: Lease, alias = '') =>
   sql`${raw(alias)}job_id = ${item.jobId} and ${raw(alias)}index = ${item.index} and ${raw(alias)}status = 'pending' and ${raw(alias)}lease_token = ${lease.token}`;
 
@@ -129,7 +114,6 @@ const storeCte = (item: ClaimedItem, lease: Lease, outcome: ItemOutcome, onlyIf:
     error = ${outcome.error ? JSON.stringify(outcome.error) : null}::jsonb, lease_token = null, lease_until = null
     where ${heldItem(item, lease, 'i.')} ${onlyIf} returning i.job_id, i.status)`;
 
-/** Stores an uncharged outcome (a failed item) while this instance's lease stands; whether it did. */
 export async function storeUncharged(db: Db, item: ClaimedItem, lease: Lease, outcome: ItemOutcome): Promise<boolean> {
   const [row] = await db.rows<{ n: number }>(
     sql`with ${storeCte(item, lease, outcome, empty)}, ${settleJobCte('stored')}
@@ -138,10 +122,7 @@ export async function storeUncharged(db: Db, item: ClaimedItem, lease: Lease, ou
   return Number(row.n) > 0;
 }
 
-/**
- * Jobs asked to cancel whose running items were lost (their instance died, their leases ran out):
- * those items are cancelled too, so the job ends.
- */
+/** Otherwise a cancelled job whose instance died would wait forever on its running items. */
 export async function cancelAbandoned(db: Db): Promise<void> {
   await db.run(
     sql`with items as (update skip_trace_job_items i set status = 'cancelled', lease_token = null, lease_until = null
@@ -153,10 +134,7 @@ export async function cancelAbandoned(db: Db): Promise<void> {
   );
 }
 
-/**
- * Gives an item back to the queue, to be claimed again no sooner than `delayMs` from now (a trace
- * that timed out: its result is cached when it arrives, or its single flight's lock runs out).
- */
+/** For a trace that timed out: by `delayMs` its result is cached, or its single flight's lock has run out. */
 export async function releaseForRetry(db: Db, item: ClaimedItem, lease: Lease, delayMs: number): Promise<void> {
   await db.run(
     sql`update skip_trace_job_items set lease_token = null, lease_until = now() + ${delayMs}::integer * interval '1 millisecond'

@@ -10,10 +10,7 @@ const ended = (job: Job) => job.status === 'completed' || job.status === 'cancel
 const changed = (before: Job, after: Job) =>
   before.status !== after.status || JSON.stringify(before.counts) !== JSON.stringify(after.counts);
 
-/**
- * The job as it is, then again each time its counts or status change (read at most every
- * WATCH_INTERVAL_MS), ending once the job has ended or the stream's lease is over.
- */
+/** Ends with the job or the stream's lease, so a watch never outlives its lease. */
 export async function* watchJob(db: Db, job: Job, lease: StreamLease): AsyncGenerator<Job> {
   let last = job;
   try {

@@ -1,8 +1,3 @@
-/**
- * A job's webhook, as the jobs use the webhooks domain: the URL and the organization's secret
- * checked when the job is created, one delivery queued once the job ends (`skiptrace.job.completed`
- * or `skiptrace.job.cancelled`, its data the job), and the delivery's state as the job's `webhook`.
- */
 import DataLoader from 'dataloader';
 import type { Db } from '../../infra/database/sql.js';
 import type { Context, Services } from '../../schema/context.js';
@@ -11,18 +6,16 @@ import { endedJobsAwaitingWebhook, markWebhookQueued, type Job } from './jobs.da
 
 export type JobWebhook = WebhookState;
 
-/** Refuses (422, path `webhookUrl`) a URL that may not receive webhooks, or an organization with no secret to sign them. */
+/** Checked at creation: a job whose webhook cannot be sent or signed should not start. */
 export async function checkJobWebhook(services: Services, organizationId: string, url: string): Promise<void> {
   await services.webhookUrls.check(url);
   await ensureWebhookSecret(services.sql, organizationId);
 }
 
-/** A job's state before its delivery was queued: the URL, nothing attempted. */
 const notYetSent = (url: string): JobWebhook => ({ url, attempts: 0, lastStatus: null, lastAttemptAt: null, deliveredAt: null });
 
 const WEBHOOK_STATE = Symbol('jobWebhookState');
 
-/** The webhook state of the jobs a request reads, in one query. */
 export const jobWebhookLoader = (ctx: Context) =>
   ctx.db.loader(
     WEBHOOK_STATE,
@@ -39,7 +32,7 @@ export const jobWebhookLoader = (ctx: Context) =>
       ),
   );
 
-/** The job as its webhook's `data` carries it: as `GET /api/v1/skiptrace/jobs/{id}` answers it then. */
+/** As `GET /api/v1/skiptrace/jobs/{id}` answers it, so both read alike. */
 const jobData = (job: Job) => ({
   id: job.id,
   status: job.status,
@@ -50,10 +43,7 @@ const jobData = (job: Job) => ({
   webhook: job.webhookUrl ? notYetSent(job.webhookUrl) : null,
 });
 
-/**
- * Queues the webhook of each job that ended since the last call (its delivery is idempotent per
- * job and type, so a crash between the two statements queues it once at the next call).
- */
+/** A delivery is idempotent per job and type, so a crash between the two statements queues it once next time. */
 export async function queueEndedJobWebhooks(db: Db): Promise<void> {
   for (const job of await endedJobsAwaitingWebhook(db)) {
     await enqueueWebhook(db, {

@@ -1,9 +1,6 @@
 /**
- * The job worker: each instance (the embedded process included) runs up to `concurrency` items at
- * a time, claimed fairly across organizations (job-queue.data.ts) under a lease it renews while
- * they run. A stopped or killed instance's items are claimed again once their leases run out;
- * their charge and stored result commit together or not at all, so none is charged twice. Items
- * claimed together start together, so their opening reads share one statement (job-items.ts).
+ * A killed instance's items are claimed again once their leases run out; charge and stored result
+ * commit together, so none is charged twice (docs/architecture.md, "Jobs").
  */
 import { randomUUID } from 'node:crypto';
 import { setImmediate } from 'node:timers/promises';
@@ -18,38 +15,34 @@ declare module '../../schema/context.js' {
   }
 }
 
-/** Runs one claimed item to its end and stores its result (charged or not) while `lease` stands. */
 export type JobItemRunner = (item: ClaimedItem, lease: Lease) => Promise<void>;
 
 export interface JobWorkerOptions {
   db: Db;
   log: Logger;
-  /** Items this instance runs at once. */
   concurrency: number;
-  /** How long a claim holds without renewal; renewed every third of it while the item runs. */
+  /** Renewed every third of it while the item runs. */
   leaseMs: number;
-  /** How often an idle worker looks for work (a job created on this instance wakes it at once). */
+  /** A job created on this instance wakes the worker at once. */
   pollMs: number;
   runItem: JobItemRunner;
-  /** Run soon after items settle (and on each heartbeat): jobs may have ended, their webhooks due. */
+  /** Jobs may have ended, their webhooks due. */
   afterSettled?: () => Promise<void>;
 }
 
 export interface JobWorker {
-  /** Looks for work now (a job was just created). */
   wake(): void;
-  /** Items settled outside the worker (a cancel): runs `afterSettled` soon. */
+  /** For items settled outside the worker (a cancel). */
   settled(): void;
-  /** Stops claiming; waits up to `graceMs` for running items (the rest are claimed again once their leases run out). */
+  /** Items still running past `graceMs` are claimed again once their leases run out. */
   stop(graceMs?: number): Promise<void>;
 }
 
 const itemId = (item: ClaimedItem) => `${item.jobId}:${item.index}`;
 
-/** After items settle, `afterSettled` runs once per this long at most, however many settled. */
+/** Coalesces `afterSettled`, however many items settled. */
 const SETTLED_DEBOUNCE_MS = 100;
 
-/** `afterSettled`, run once `ms` after the first call since it last ran. */
 function debounced(options: JobWorkerOptions, ms: number): () => void {
   let timer: NodeJS.Timeout | undefined;
   return () => {
@@ -101,8 +94,7 @@ export function startJobWorker(options: JobWorkerOptions): JobWorker {
       }
       // A full claim may leave more to take; else wait for a finished item, a new job or the poll.
       if (!stopped) await idle(free > 0 && claimed.length === free ? 0 : options.pollMs);
-      // Items whose charges answered in the same poll free their slots before the claim: one claim,
-      // then one opening read, for all of them (job-items.ts), with no wait beyond this turn.
+      // Slots freed in the same poll join one claim and one opening read (job-items.ts).
       await setImmediate();
     }
   };
@@ -126,7 +118,6 @@ export function startJobWorker(options: JobWorkerOptions): JobWorker {
   };
 }
 
-/** A wait that `wake` cuts short. */
 function wakeable() {
   let wakeUp: (() => void) | null = null;
   // A wake while no one waits (the loop was claiming) cuts the next wait short.
@@ -148,7 +139,7 @@ function wakeable() {
   };
 }
 
-/** Every third of a lease: the running items' leases renewed, abandoned items of cancelled jobs cancelled, then `afterSweep`. */
+/** Every third of a lease, so a lease is renewed well before it runs out. */
 function startHeartbeat(options: JobWorkerOptions, lease: Lease, items: () => ClaimedItem[]): NodeJS.Timeout {
   const heartbeat = setInterval(
     () => {
@@ -163,7 +154,7 @@ function startHeartbeat(options: JobWorkerOptions, lease: Lease, items: () => Cl
   return heartbeat;
 }
 
-/** One item, to its end: an unexpected failure is stored as the item's `internal_error` rather than retried for ever. */
+/** An unexpected failure is stored as `internal_error` rather than retried for ever. */
 async function runOne(options: JobWorkerOptions, item: ClaimedItem, lease: Lease): Promise<void> {
   try {
     await options.runItem(item, lease);

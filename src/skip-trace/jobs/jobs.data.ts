@@ -1,9 +1,6 @@
 /**
- * Skip trace jobs and their items (`skip_trace_jobs`, `skip_trace_job_items`), raw SQL. A job's
- * counts live on its row and change in the statement that changes its items, so a job reads in one
- * indexed lookup whatever its size. Items are claimed with `for update skip locked` and a lease
- * (an instance that dies leaves its items to be claimed again once their leases run out); an
- * item's result is stored only while its lease is still the claimer's.
+ * A job's counts live on its row and change in the statement that changes its items, so a job reads
+ * in one indexed lookup whatever its size (docs/architecture.md, "Jobs").
  */
 import { empty, raw, sql, type Db } from '../../infra/database/sql.js';
 import type { KeysetPosition } from '../../common/keyset-page.js';
@@ -31,23 +28,19 @@ export interface Job {
   completedAt: Date | null;
   counts: JobCounts;
   webhookUrl: string | null;
-  /** A CSV job's header as submitted; null for a JSON job. */
   columns: string[] | null;
 }
 
-/** An item as submitted: its trace input (address, actor), its key, and a CSV row's cells. */
 export interface NewJobItem {
   key: string | null;
   input: Record<string, unknown>;
   cells: string[] | null;
 }
 
-/** An item's stored state, for its result and its CSV row. */
 export interface JobItemRow {
   index: number;
   key: string | null;
   status: ItemStatus;
-  /** The id of the trace request that settled it (its usage row, and its charge when charged); null until it ran. */
   requestId: string | null;
   persons: unknown[] | null;
   error: { code: string; message: string; details?: unknown } | null;
@@ -55,7 +48,6 @@ export interface JobItemRow {
   cells: string[] | null;
 }
 
-/** An item claimed by this instance, under its lease. */
 export interface ClaimedItem {
   jobId: string;
   index: number;
@@ -63,11 +55,9 @@ export interface ClaimedItem {
   keyId: string;
   key: string | null;
   input: Record<string, unknown>;
-  /** How many times it was claimed, this claim included. */
   attempts: number;
 }
 
-/** What an item ended with: its status, persons, error, and the id of the trace request that settled it. */
 export interface ItemOutcome {
   status: Exclude<ItemStatus, 'pending' | 'cancelled'>;
   id: string | null;
@@ -120,7 +110,6 @@ export function jobOf(row: JobRow): Job {
   };
 }
 
-/** A new job and its items, one statement. */
 export interface NewJob {
   id: string;
   organizationId: string;
@@ -130,10 +119,7 @@ export interface NewJob {
   idempotency: { key: string; fingerprint: string } | null;
 }
 
-/**
- * Inserts the job and its items in one statement; null when the Idempotency-Key is already held
- * by a job of the organization (created within 24 hours: older holders give the key up first).
- */
+/** Null when a job of the organization created within 24 hours holds the Idempotency-Key; older holders give it up first. */
 export async function insertJob(db: Db, job: NewJob, items: NewJobItem[]): Promise<Job | null> {
   const { idempotency } = job;
   if (idempotency)
@@ -166,7 +152,7 @@ export async function jobOfIdempotencyKey(db: Db, organizationId: string, key: s
   return row ? { job: jobOf(row), fingerprint: row.fingerprint } : null;
 }
 
-/** The organization's job `id`; null for another organization's or an unknown id. */
+/** Null for another organization's job, as for an unknown id. */
 export async function findJob(db: Db, organizationId: string, id: string): Promise<Job | null> {
   const [row] = await db.rows<JobRow>(
     sql`select ${JOB_COLUMNS} from skip_trace_jobs j where j.id = ${id} and j.organization_id = ${organizationId}`,
@@ -174,7 +160,7 @@ export async function findJob(db: Db, organizationId: string, id: string): Promi
   return row ? jobOf(row) : null;
 }
 
-/** Up to `limit` of the organization's jobs after `after`, newest first (`skip_trace_jobs_listing_idx`). */
+/** Newest first, as `skip_trace_jobs_listing_idx` orders them. */
 export async function listJobs(db: Db, organizationId: string, after: KeysetPosition | null, limit: number): Promise<Job[]> {
   const rows = await db.rows<JobRow>(
     sql`select ${JOB_COLUMNS} from skip_trace_jobs j where j.organization_id = ${organizationId}
@@ -195,7 +181,6 @@ interface ItemDbRow {
   cells: string[] | null;
 }
 
-/** Up to `limit` items of job `jobId` from index `from` on, in index order. */
 export async function itemsFrom(db: Db, jobId: string, from: number, limit: number): Promise<JobItemRow[]> {
   const rows = await db.rows<ItemDbRow>(
     sql`select index, key, status, request_id, persons, error, input, cells from skip_trace_job_items
@@ -213,11 +198,7 @@ export async function itemsFrom(db: Db, jobId: string, from: number, limit: numb
   }));
 }
 
-/**
- * The job row's update once items left `pending`: `settled` names a CTE of `(job_id, status)`
- * rows (the items just settled). The job ends when none is pending any more: `cancelled` once a
- * cancel was asked for, else `completed`.
- */
+/** `settled` names a CTE of the items just settled, `(job_id, status)`. */
 export const settleJobCte = (settled: string) =>
   sql`settled_job as (update skip_trace_jobs j set
       pending = j.pending - s.n,
@@ -236,11 +217,7 @@ export const settleJobCte = (settled: string) =>
       from ${raw(settled)} group by job_id) s
     where j.id = s.job_id returning j.id, j.status)`;
 
-/**
- * Cancels the organization's job `id`: items not running (pending, unleased or leased by an
- * instance that died) become `cancelled`, and the job ends once its running items have. Null for
- * another organization's or an unknown id; a finished job is returned unchanged.
- */
+/** Running items finish first; those of a dead instance's lease count as not running. */
 export async function cancelJob(db: Db, organizationId: string, id: string): Promise<Job | null> {
   // One update of the job's row (two in one statement would not both apply), after its items:
   // every writer locks items before their job (a claim, an item's charge), so none deadlocks.
@@ -259,7 +236,6 @@ export async function cancelJob(db: Db, organizationId: string, id: string): Pro
   return findJob(db, organizationId, id);
 }
 
-/** Jobs that ended with a webhook URL whose delivery is not queued yet (`skip_trace_jobs_webhook_idx`). */
 export async function endedJobsAwaitingWebhook(db: Db): Promise<Job[]> {
   const rows = await db.rows<JobRow>(
     sql`select ${JOB_COLUMNS} from skip_trace_jobs j where j.webhook_url is not null and not j.webhook_enqueued

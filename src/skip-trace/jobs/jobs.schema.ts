@@ -1,7 +1,4 @@
-/**
- * Skip trace jobs as fields of the one schema (the REST routes under `/api/v1/skiptrace/jobs` are
- * their translations): create, read, list, results, cancel, and the progress subscription.
- */
+/** The REST routes under `/api/v1/skiptrace/jobs` translate to these fields. */
 import { AppError, badInput } from '../../common/errors.js';
 import { isUuid } from '../../common/uuid.js';
 import { builder } from '../../schema/builder.js';
@@ -103,7 +100,6 @@ const JobResultsRef = builder.objectRef<{ results: JobItemRow[]; nextCursor: str
   }),
 });
 
-/** The job `id` of the caller's organization (its id checked), for the fields that take one. */
 const callersJob = (ctx: OrganizationContext, id: string | number) => getJob(ctx.db.sql, ctx.principal.organizationId, String(id));
 
 builder.mutationFields((t) => ({

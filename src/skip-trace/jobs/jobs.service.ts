@@ -1,8 +1,4 @@
-/**
- * Skip trace jobs as the calling organization sees them: create (JSON items or a CSV upload),
- * read, list, results (pages, or the whole job as a streamed CSV) and cancel. The work itself is
- * the worker's (job-worker.ts); another organization's job, or an unknown id, is `not_found`.
- */
+/** Another organization's job is `not_found`, as an unknown id is, so ids reveal nothing. */
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { AppError, badInput } from '../../common/errors.js';
@@ -26,10 +22,9 @@ import {
   type NewJobItem,
 } from './jobs.data.js';
 
-/** At most this many items per job. */
 export const MAX_JOB_ITEMS = 10_000;
 
-/** What a CSV upload holds, for the API reference and the schema's descriptions. */
+/** Shared by the API reference and the schema's descriptions. */
 export const JOB_CSV_DESCRIPTION = `CSV: UTF-8 (a BOM allowed), RFC 4180 quoting, a header row, then 1 to ${MAX_JOB_ITEMS} data rows. Columns are matched by name, in any case: key, line1, line2, city, state, zip (line1, city, state and zip required) and, for an actor, actor_type (person or entity), first_name, last_name, actor_name; every other column is kept and returned unchanged in the results CSV.`;
 
 export const JOBS_PAGE_SIZE = { default: 50, min: 1, max: 200 } as const;
@@ -40,10 +35,8 @@ export const RESULTS_PAGE_SIZE = { default: 100, min: 1, max: 1000 } as const;
 const RESULTS_LISTING: KeysetListing = { size: { name: 'limit', ...RESULTS_PAGE_SIZE }, cursor: { name: 'cursor', of: 'job' } };
 const resultsList = (jobId: string) => `skip-trace-job-results:${jobId}`;
 
-/** Rows per statement when the whole job is streamed as CSV. */
 const CSV_PAGE_ROWS = 500;
 
-/** A job to create: its items, a CSV upload's header, the URL told when it ends. */
 export interface JobSubmission {
   items: NewJobItem[];
   columns: string[] | null;
@@ -52,7 +45,7 @@ export interface JobSubmission {
 
 const LIST_SHAPE: ListShape = { max: MAX_JOB_ITEMS };
 
-/** A JSON job's items (the list's shape checked: 422 naming `items[3].key`); each item's own rules are its result's. */
+/** Only the list's shape refuses the job; each item's own rules become its result. */
 export function submissionOfItems(items: readonly ListItemInput[], webhookUrl: string | null): JobSubmission {
   checkListShape({ items }, LIST_SHAPE);
   return {
@@ -62,7 +55,6 @@ export function submissionOfItems(items: readonly ListItemInput[], webhookUrl: s
   };
 }
 
-/** A CSV upload's items: the file's rules (job-csv.ts), then the keys' (well-formed, unique), each 422 naming its line. */
 export async function submissionOfCsv(text: string, webhookUrl: string | null): Promise<JobSubmission> {
   const csv = await parseJobCsv(text, MAX_JOB_ITEMS);
   const keys = csv.items.map((item) => (item.key === null ? {} : { key: item.key }));
@@ -79,22 +71,17 @@ export async function submissionOfCsv(text: string, webhookUrl: string | null): 
   return { items: csv.items, columns: csv.columns, webhookUrl };
 }
 
-/** Checks a job's webhook before it is created (the URL, the organization's secret): refuses by throwing a 422. */
+/** Before the job is created, so a bad webhook refuses the job rather than failing at its end. */
 export type WebhookCheck = (organizationId: string, url: string) => Promise<void>;
 
 export interface CreatedJob {
   job: Job;
-  /** The job an earlier request with the same Idempotency-Key created (nothing created now). */
   replayed: boolean;
 }
 
 const notFound = () => new AppError('not_found', 'No such skip trace job.');
 
-/**
- * Creates a job: the organization must be permitted (403) and hold a credit (402); its webhook is
- * checked (422). With an Idempotency-Key, a repeat of the same body within 24 hours returns the
- * job the first created; another body is 422 `idempotency_key_reused`.
- */
+/** A repeat of the same body under the same key within 24 hours returns the first job; another body is 422. */
 export async function createJob(
   deps: { db: Db; checkWebhook: WebhookCheck },
   principal: OrganizationPrincipal,
@@ -128,7 +115,6 @@ export async function createJob(
   return earlier;
 }
 
-/** The job an Idempotency-Key already created (within 24 hours), if any; another body is 422. */
 async function earlierJob(db: Db, organizationId: string, idempotency: IdempotencyKey): Promise<CreatedJob | null> {
   const found = await jobOfIdempotencyKey(db, organizationId, idempotency.key);
   if (!found || Date.now() - found.job.createdAt.getTime() >= 24 * 3600_000) return null;
@@ -137,14 +123,12 @@ async function earlierJob(db: Db, organizationId: string, idempotency: Idempoten
   return { job: found.job, replayed: true };
 }
 
-/** The organization's job `id`, or 404. */
 export async function getJob(db: Db, organizationId: string, id: string): Promise<Job> {
   const job = isUuid(id) ? await findJob(db, organizationId, id) : null;
   if (!job) throw notFound();
   return job;
 }
 
-/** A page of the organization's jobs, newest first. */
 export async function jobsPage(db: Db, organizationId: string, args: { cursor?: string | null; limit?: number | null }) {
   const size = pageSize(JOBS_LISTING, args.limit);
   const after = pageCursor(JOBS_LISTING, jobsList(organizationId), args.cursor);
@@ -152,7 +136,6 @@ export async function jobsPage(db: Db, organizationId: string, args: { cursor?: 
   return { jobs: page.nodes, nextCursor: page.nextCursor };
 }
 
-/** A page of the job's item results in index order, pending ones included. */
 export async function resultsPage(db: Db, organizationId: string, id: string, args: { cursor?: string | null; limit?: number | null }) {
   const job = await getJob(db, organizationId, id);
   const size = pageSize(RESULTS_LISTING, args.limit);
@@ -163,7 +146,7 @@ export async function resultsPage(db: Db, organizationId: string, id: string, ar
   return { results, nextCursor: rows.length > size && last ? encodeIndexCursor(resultsList(job.id), last.index + 1) : null };
 }
 
-/** The whole job as CSV, streamed a page of items at a time (404 before the first byte). */
+/** The 404 comes before the first byte; after it, a page of items at a time bounds memory. */
 export async function resultsCsvOf(db: Db, organizationId: string, id: string): Promise<Readable> {
   const job = await getJob(db, organizationId, id);
   async function* pages(): AsyncIterable<JobItemRow[]> {
@@ -177,7 +160,6 @@ export async function resultsCsvOf(db: Db, organizationId: string, id: string): 
   return resultsCsv(job.columns, pages());
 }
 
-/** Cancels the organization's job `id` (404 for none); a finished job is returned as it is. */
 export async function cancelJobOf(db: Db, organizationId: string, id: string): Promise<Job> {
   const job = isUuid(id) ? await cancelJob(db, organizationId, id) : null;
   if (!job) throw notFound();

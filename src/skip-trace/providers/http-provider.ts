@@ -1,18 +1,7 @@
 /**
- * The `http` skip-trace provider: one POST per trace to an upstream vendor speaking BatchData
- * V3's skip-trace shape: `POST {SKIPTRACE_PROVIDER_URL}/property/skip-trace` with
- * `Authorization: Bearer {SKIPTRACE_PROVIDER_KEY}` and `{"requests": [VendorTraceRequest]}`;
- * the answer's results carry each request's `requestId` (the fake vendor in
- * `test/support/fake-vendor.ts` is its executable description).
- *
- * - One vendor call per trace, never retried here: the vendor bills per call, so only a
- *   caller's retry retries. A list's traces (a batch's, a job's) may share a call through the
- *   provider's group: up to VENDOR_MAX_REQUESTS requests, each with its own requestId.
- * - The result is matched to the request by `input.requestId`, never by position.
- * - Every failure (non-200, unparsable or malformed body, missing requestId, a vendor error
- *   other than `address_not_found`, network error) throws an Error with a generic message; the
- *   vendor's status and message go to `log.error` only. The API key and the Authorization
- *   header are never logged.
+ * A vendor speaking BatchData V3's skip-trace shape (test/support/fake-vendor.ts describes it).
+ * Never retried here: the vendor bills per call. Failures carry a generic message; the vendor's
+ * status goes to the log, the API key never (docs/architecture.md, "The vendor call").
  */
 import DataLoader from 'dataloader';
 import type { NormalizedActor, StandardAddress } from '../../address/index.js';
@@ -27,15 +16,12 @@ import {
 } from './provider.js';
 
 /**
- * Safety net against a hung socket only. It is deliberately far above the trace timeout
- * (`SKIPTRACE_TIMEOUT_MS`, 30 s by default): when the trace timeout fires the service answers
- * 504 but lets this call run on, so that a slow vendor's result still arrives and gets cached
- * for the caller's retry. Cancelling at the trace timeout would pay for a call and throw its
- * result away.
+ * Against a hung socket only; far above the trace timeout, so a call past the 504 still caches its
+ * result for the caller's retry instead of being paid for and thrown away.
  */
 export const DEFAULT_VENDOR_FETCH_TIMEOUT_MS = 120_000;
 
-/** The generic message of every vendor failure; internals stay in the log. */
+/** Internals stay in the log. */
 export const VENDOR_FAILURE_MESSAGE = 'skip trace vendor failed';
 
 export interface HttpProviderLog {
@@ -44,16 +30,12 @@ export interface HttpProviderLog {
 }
 
 export interface HttpProviderOptions {
-  /** Vendor base URL (`SKIPTRACE_PROVIDER_URL`); a trailing slash is fine. */
   url: string;
-  /** Vendor API key (`SKIPTRACE_PROVIDER_KEY`), sent as `Authorization: Bearer …`. */
   apiKey: string;
   log: HttpProviderLog;
-  /** Overall safety timeout of one vendor call; see DEFAULT_VENDOR_FETCH_TIMEOUT_MS. */
   fetchTimeoutMs?: number;
 }
 
-/** One entry of the vendor request's `requests` array. */
 export interface VendorTraceRequest {
   requestId: string;
   propertyAddress: { street: string; city: string; state: string; zip: string };
@@ -61,16 +43,12 @@ export interface VendorTraceRequest {
   companyName?: string;
 }
 
-/** Traces one vendor call may hold (the vendor's limit). */
+/** The vendor's limit. */
 export const VENDOR_MAX_REQUESTS = 100;
 
-/**
- * How long a group waits for more of its traces before calling the vendor: a list's items reach
- * the provider a few at a time, each after its own opening read.
- */
+/** A list's items reach the provider a few at a time, each after its own opening read. */
 const GROUP_WINDOW_MS = 10;
 
-/** Each request's result, or the Error its trace fails with (an UnresolvableAddressError for an unknown address). */
 type CallOutcome = TraceResult | Error;
 
 export function createHttpProvider(options: HttpProviderOptions): SkipTraceProvider {
@@ -94,10 +72,7 @@ export function createHttpProvider(options: HttpProviderOptions): SkipTraceProvi
   };
 }
 
-/**
- * One vendor call for `requests`, never retried: each request's outcome, matched by requestId. A
- * failure of the whole call (network, status, body) fails every request of it alike.
- */
+/** Matched by requestId, never by position; a failure of the whole call fails every request alike. */
 function vendorCaller(options: HttpProviderOptions) {
   const endpoint = `${options.url.replace(/\/+$/u, '')}/property/skip-trace`;
   const timeoutMs = options.fetchTimeoutMs ?? DEFAULT_VENDOR_FETCH_TIMEOUT_MS;
@@ -116,7 +91,7 @@ function vendorCaller(options: HttpProviderOptions) {
         method: 'POST',
         headers: { Authorization: `Bearer ${options.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
         body: JSON.stringify({ requests: requests.map((request) => vendorRequest(request.requestId, request.address, request.actor)) }),
-        // No caller signal on purpose: the trace timeout must not cancel the call (see above).
+        // No caller signal: the trace timeout must not cancel a paid call (DEFAULT_VENDOR_FETCH_TIMEOUT_MS).
         signal: AbortSignal.timeout(timeoutMs),
       });
       text = await response.text();
@@ -135,7 +110,6 @@ function vendorCaller(options: HttpProviderOptions) {
   };
 }
 
-/** Each request's outcome from a parsed vendor body; failures logged, each once. */
 function readOutcomes(log: HttpProviderLog, body: unknown, ids: readonly string[]): CallOutcome[] {
   const ours = new Set(ids);
   let othersWarned = false;
@@ -156,7 +130,6 @@ function readOutcomes(log: HttpProviderLog, body: unknown, ids: readonly string[
   });
 }
 
-/** The vendor request entry for a trace: the standardized address and, if any, the normalized actor. */
 export function vendorRequest(requestId: string, address: StandardAddress, actor: NormalizedActor | null): VendorTraceRequest {
   const entry: VendorTraceRequest = {
     requestId,
@@ -173,7 +146,6 @@ export function vendorRequest(requestId: string, address: StandardAddress, actor
   return entry;
 }
 
-/** Vendor phone type → ours: `Mobile` → mobile; `Land Line`/`Landline`/`Residential` → residential; else unknown. */
 export function vendorPhoneType(type: unknown): PhoneType {
   if (typeof type !== 'string') return 'unknown';
   const t = type.trim().toLowerCase();
@@ -182,17 +154,14 @@ export function vendorPhoneType(type: unknown): PhoneType {
   return 'unknown';
 }
 
-/** Digits only; an 11-digit number loses its leading `1` (US country code). Empty when no digits. */
+/** An 11-digit number loses its leading `1` (the US country code). */
 export function vendorPhoneDigits(number: unknown): string {
   if (typeof number !== 'string' && typeof number !== 'number') return '';
   const digits = String(number).replace(/[^0-9]/gu, '');
   return digits.length === 11 && digits.startsWith('1') ? digits.slice(1) : digits;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Response reading. Containers (`result`, `data`, `meta`, `persons`, `phones`, `emails`) of the
-// wrong type make the response malformed; odd leaf values (a non-string name part, a phone
-// without digits, a non-string email) are dropped or become null.
+// A container of the wrong type makes the response malformed; an odd leaf value is dropped or null.
 
 type Outcome =
   | { kind: 'result'; result: TraceResult; otherRequestIds: number }
@@ -221,7 +190,7 @@ function readResponse(body: unknown, requestId: string, ours: ReadonlySet<string
   const data: unknown[] = body.result.data;
   const requestIdOf = (d: unknown) => (isRecord(d) && isRecord(d.input) ? d.input.requestId : undefined);
   const mine = data.filter((d) => requestIdOf(d) === requestId);
-  // Results for none of the call's requests (the others of a group are expected).
+  // The group's other requests are expected; anything else is counted for the log.
   const otherRequestIds = data.filter((d) => !ours.has(requestIdOf(d) as string)).length;
   const entry = mine[0];
   if (!isRecord(entry)) {
@@ -307,7 +276,7 @@ function clip(text: string, max = 1000): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
-/** A fetch error for the log: its name, message and cause code; never the request (headers). */
+/** Never the request: its headers hold the API key. */
 function describeFetchError(err: unknown, timeoutMs: number): object {
   if (!(err instanceof Error)) return { error: String(err) };
   const cause = (err as { cause?: unknown }).cause;

@@ -11,7 +11,6 @@ export interface TracedPerson {
   lastName: string | null;
   middleName: string | null;
   age: number | null;
-  /** `number` is digits only. */
   phones: Array<{ number: string; type: PhoneType }>;
   emails: string[];
 }
@@ -22,36 +21,27 @@ export interface TraceResult {
 }
 
 export interface TraceRequest {
-  /** A UUID naming this provider call (the vendor echoes it back). */
+  /** The vendor echoes it back, to match results to requests. */
   requestId: string;
   address: StandardAddress;
   actor: NormalizedActor | null;
 }
 
-/** The address could not be resolved: the caller gets 422 invalid_request, and is not charged. */
+/** A 422, not a failure: the caller is not charged. */
 export class UnresolvableAddressError extends Error {
   constructor(message = 'The address could not be resolved to a property.') {
     super(message);
   }
 }
 
-/**
- * Where traces come from (`SKIPTRACE_PROVIDER`). A provider resolves or throws: an
- * UnresolvableAddressError for an unknown address, anything else for a failure (500, no charge,
- * nothing cached). It never retries a call on its own. What it reads from (a vendor, the
- * database) it is given when it is created.
- */
+/** Never retries on its own: only a caller's retry retries. Any throw but UnresolvableAddressError is a 500, uncharged and uncached. */
 export interface SkipTraceProvider {
   readonly name: 'records' | 'http';
   trace(request: TraceRequest): Promise<TraceResult>;
-  /**
-   * A group for the traces of one list (a batch or a job): traces asked of it at about the same
-   * time may share one provider call. Absent: each trace is a call of its own.
-   */
+  /** A list's traces asked at about the same time may share one provider call. */
   group?(): TraceGroup;
 }
 
-/** Traces of one list that may share provider calls (SkipTraceProvider.group). */
 export interface TraceGroup {
   trace(request: TraceRequest): Promise<TraceResult>;
 }

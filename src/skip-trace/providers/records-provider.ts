@@ -1,14 +1,8 @@
-/**
- * The `records` skip-trace provider: traces against the imported property records, matching a
- * trace's standardized address by its address key and its normalized actor by the owners' folded
- * names (README, Skip trace).
- */
 import type { Db } from '../../infra/database/sql.js';
 import { addressKey, type NormalizedActor } from '../../address/index.js';
 import { findPropertyPersons, type StoredOwnerPerson } from '../../property-records/property-records.data.js';
 import { UnresolvableAddressError, type SkipTraceProvider } from './provider.js';
 
-/** Whether an owner's person is one the actor names. */
 function matches({ ownerType, nameKey, person }: StoredOwnerPerson, actor: NormalizedActor | null): boolean {
   if (actor === null) return true;
   if (actor.type === 'entity') return ownerType === 'entity' && nameKey === actor.name;
@@ -20,7 +14,7 @@ function matches({ ownerType, nameKey, person }: StoredOwnerPerson, actor: Norma
   );
 }
 
-/** `db`: where the records are read, outside any request's unit of work. */
+/** Reads outside any request's unit of work. */
 export function createRecordsProvider(db: Db): SkipTraceProvider {
   return {
     name: 'records',
