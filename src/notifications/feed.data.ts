@@ -137,6 +137,9 @@ const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}
 /** An expired row is never shown, from its `expires_at` on, whether or not the sweep has deleted it yet. */
 const NOT_EXPIRED = raw('(expires_at is null or expires_at > now())');
 
+/** The type filter of a counter or feed statement; no type, no condition. */
+const andTypeIs = (column: string, type: string | null) => (type !== null ? sql` and ${raw(column)} = ${type}` : empty);
+
 /**
  * The user's counter rows (of one type), then, negated, the expired rows the sweep has not deleted
  * yet, so counts leave a row out from the moment it expires: a probe of a partial index, empty for
@@ -144,15 +147,13 @@ const NOT_EXPIRED = raw('(expires_at is null or expires_at > now())');
  * and the scalar state function (called only per expired row): PostgreSQL planned the inlined
  * state's subqueries for every custom plan of this statement, longer than running it.
  */
-const liveCounters = (userId: string, type: string | null) => {
-  const ofType = (column: string) => (type !== null ? sql` and ${raw(column)} = ${type}` : empty);
-  return sql`select notification_type, unread_count, read_count, mark_gen from notification_counters where user_id = ${userId}${ofType('notification_type')}
+const liveCounters = (userId: string, type: string | null) =>
+  sql`select notification_type, unread_count, read_count, mark_gen from notification_counters where user_id = ${userId}${andTypeIs('notification_type', type)}
       union all
       select n.notification_type, -count(*) filter (where not s.is_seen), -count(*) filter (where s.is_seen), 0
         from notifications n cross join lateral ${seenState('n.')} s
-       where n.user_id = ${userId} and n.expires_at <= now() and n.archived_at is null${ofType('n.notification_type')}
+       where n.user_id = ${userId} and n.expires_at <= now() and n.archived_at is null${andTypeIs('n.notification_type', type)}
        group by n.notification_type`;
-};
 
 /** The user's rows matching a filter (the seen filter too, unless `withSeen` is false). */
 function matching(userId: string, filter: FeedConditions, withSeen = true): Statement {
@@ -189,10 +190,9 @@ interface CounterRow {
  * rows not swept yet subtracted (`liveCounters`), in one statement, so the two agree.
  */
 export async function counterTotals(db: Db, userId: string, type: string | null): Promise<NotificationCountsByType> {
-  const ofType = type !== null ? sql` and notification_type = ${type}` : empty;
   let rows = await db.rows<CounterRow & { expiring_count: number }>(
     sql`select notification_type, unread_count, read_count, expiring_count from notification_counters
-         where user_id = ${userId}${ofType} order by notification_type`,
+         where user_id = ${userId}${andTypeIs('notification_type', type)} order by notification_type`,
   );
   if (rows.some((row) => Number(row.expiring_count) > 0))
     rows = await db.rows(
@@ -301,7 +301,7 @@ function totals(userId: string, filter: FeedConditions, live: boolean): Statemen
   const total = raw(filter.seen === null ? 'unread_count + read_count' : filter.seen ? 'read_count' : 'unread_count');
   const counters = live
     ? sql`(${liveCounters(userId, filter.type)}) live`
-    : sql`notification_counters where user_id = ${userId}${filter.type !== null ? sql` and notification_type = ${filter.type}` : empty}`;
+    : sql`notification_counters where user_id = ${userId}${andTypeIs('notification_type', filter.type)}`;
   return sql`select coalesce(sum(${total}), 0)::int as total, coalesce(sum(unread_count), 0)::int as unread,
                     coalesce(max(mark_gen), 0) as gen, ${raw(live ? '0' : 'coalesce(sum(expiring_count), 0)')} as expiring
                from ${counters}`;
@@ -310,7 +310,7 @@ function totals(userId: string, filter: FeedConditions, live: boolean): Statemen
 /** The latest mark-all's number among the user's counter rows (of one type): no mark covers a row at or past it. */
 const latestMarkGen = (userId: string, type: string | null) =>
   sql`(select coalesce(max(g.mark_gen), 0) from notification_counters g
-        where g.user_id = ${userId}${type !== null ? sql` and g.notification_type = ${type}` : empty})`;
+        where g.user_id = ${userId}${andTypeIs('g.notification_type', type)})`;
 
 /**
  * Every writer of a user's existing feed rows starts its statement with this CTE and joins it, so

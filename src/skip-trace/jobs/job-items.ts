@@ -36,7 +36,9 @@ function chargeTogether(db: Db) {
     const groups = new Map<string, number[]>();
     charges.forEach(({ lease, charge }, i) => {
       const group = `${lease.token}/${charge.item.organizationId}`;
-      groups.set(group, [...(groups.get(group) ?? []), i]);
+      const members = groups.get(group);
+      if (members) members.push(i);
+      else groups.set(group, [i]);
     });
     await Promise.all(
       [...groups.values()].map(async (members) => {
