@@ -22,6 +22,7 @@ import { Migration20261129001000_drop_seen_feed_index } from './Migration2026112
 import { Migration20261130000000_batch_item_charges } from './Migration20261130000000_batch_item_charges.js';
 import { Migration20261130000100_counter_expiring } from './Migration20261130000100_counter_expiring.js';
 import { Migration20261130000200_counters_static } from './Migration20261130000200_counters_static.js';
+import { Migration20261130000300_read_marks_compaction } from './Migration20261130000300_read_marks_compaction.js';
 
 /** Migrations in order; listed explicitly so PostgreSQL and the embedded PGlite run the same ones from source. */
 export const migrationsList = [
@@ -49,4 +50,5 @@ export const migrationsList = [
   { name: 'Migration20261130000000_batch_item_charges', class: Migration20261130000000_batch_item_charges },
   { name: 'Migration20261130000100_counter_expiring', class: Migration20261130000100_counter_expiring },
   { name: 'Migration20261130000200_counters_static', class: Migration20261130000200_counters_static },
+  { name: 'Migration20261130000300_read_marks_compaction', class: Migration20261130000300_read_marks_compaction },
 ];

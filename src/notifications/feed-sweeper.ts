@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../infra/config.js';
 import type { Db } from '../infra/database/sql.js';
-import { sweepBatch } from './feed.data.js';
+import { compactMarksBatch, sweepBatch } from './feed.data.js';
 import type { NotificationEvents } from './notification-events.js';
 
 /** Batches one sweep runs at most, so a backlog is worked off over several sweeps rather than in one long burst. */
@@ -17,7 +17,7 @@ export interface FeedSweeper {
 
 /**
  * Deletes expired notifications and those past the retention, every `intervalMs`, in bounded
- * batches. Every instance tries; only the holder of the sweep's lease deletes (see
+ * batches, then compacts the read marks (also in bounded batches). Every instance tries; only the holder of the sweep's lease deletes (see
  * `notification_sweep`), and each swept user's streams get an `updated` event with the counts.
  */
 export function startFeedSweeper(
@@ -28,12 +28,23 @@ export function startFeedSweeper(
   let running: Promise<void> | null = null;
   const once = async () => {
     const cutoff = options.retentionDays > 0 ? new Date(Date.now() - options.retentionDays * DAY_MS) : null;
+    const sweptUsers = new Set<string>();
     for (let i = 0; i < MAX_BATCHES_PER_SWEEP; i++) {
       const swept = await sweepBatch(db, cutoff, options.batch);
       await Promise.all(swept.map((user) => events.updated(user.userId, null)));
+      for (const user of swept) sweptUsers.add(user.userId);
       const deleted = swept.reduce((sum, user) => sum + user.deleted, 0);
       if (deleted) log.debug({ deleted, users: swept.length }, 'swept expired notifications');
       if (deleted < options.batch) break;
+    }
+    await compactMarks([...sweptUsers]);
+  };
+  // No row's state changes, so no stream hears of it.
+  const compactMarks = async (sweptUsers: string[]) => {
+    for (let i = 0; i < MAX_BATCHES_PER_SWEEP; i++) {
+      const { marksDeleted, rowsFolded } = await compactMarksBatch(db, i === 0 ? sweptUsers : [], options.batch);
+      if (marksDeleted || rowsFolded) log.debug({ marksDeleted, rowsFolded }, 'compacted read marks');
+      if (marksDeleted + rowsFolded < options.batch) break;
     }
   };
   const sweep = () =>

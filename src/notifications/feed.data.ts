@@ -491,3 +491,22 @@ export async function sweepBatch(db: Db, retentionCutoff: Date | null, limit: nu
   );
   return rows.map((row) => ({ userId: row.swept_user, deleted: Number(row.deleted) }));
 }
+
+/** What one batch of the read marks' compaction did. */
+export interface CompactedMarks {
+  marksDeleted: number;
+  rowsFolded: number;
+}
+
+/**
+ * One bounded batch of the read marks' compaction (`notification_compact_marks`, in its
+ * migration): deletes marks that decide no row's state any more, folding the oldest of a user's
+ * marks into the rows it changes first; `sweptUsers` are looked at even with a single mark (their
+ * rows may be gone). Nothing unless this instance holds the sweep's lease; no row's state changes.
+ */
+export async function compactMarksBatch(db: Db, sweptUsers: readonly string[], limit: number): Promise<CompactedMarks> {
+  const rows = await db.rows<{ marks_deleted: number | string; rows_folded: number | string }>(
+    sql`select marks_deleted, rows_folded from notification_compact_marks(${pgTextArray(sweptUsers)}::uuid[], ${limit}::int)`,
+  );
+  return { marksDeleted: Number(rows[0]?.marks_deleted ?? 0), rowsFolded: Number(rows[0]?.rows_folded ?? 0) };
+}
