@@ -55,7 +55,12 @@ const markCount = async (userId: string) =>
 
 /** Every answer compaction must leave as it was: whole feed pages (isSeen, seenAt) of every filter, and the counts. */
 async function answers(user: Provisioned) {
-  const filters = [{}, { seen: true }, { seen: false }, ...TYPES.flatMap((t) => [{ notificationTypeFilter: t }, { notificationTypeFilter: t, seen: false }])];
+  const filters = [
+    {},
+    { seen: true },
+    { seen: false },
+    ...TYPES.flatMap((t) => [{ notificationTypeFilter: t }, { notificationTypeFilter: t, seen: false }]),
+  ];
   const pages = [];
   for (const filter of filters) {
     let cursor: string | null = null;
@@ -117,9 +122,9 @@ it('deletes marks that decide nothing, in bounded batches, the feed and counts a
   await service.sql('delete from notifications where user_id = ? and notification_type = ?', [user.userId, TYPES[2]]);
   const withoutGone = await answers(user);
   await compactAll(user.userId);
-  expect(await service.sql('select gen from notification_read_marks where user_id = ? and notification_type = ?', [user.userId, TYPES[2]])).toEqual(
-    [],
-  );
+  expect(
+    await service.sql('select gen from notification_read_marks where user_id = ? and notification_type = ?', [user.userId, TYPES[2]]),
+  ).toEqual([]);
   expect(await answers(user)).toEqual(withoutGone);
 });
 
@@ -132,8 +137,15 @@ it('keeps counters equal to a recount at every moment when compaction races mark
     const isSeen = round % 2 === 0;
     const requests: Array<Promise<unknown>> = [];
     for (let k = 0; k < 8; k++) {
-      requests.push(markIds(user, ids.filter((_, i) => (i + k + round) % 5 === 0), !isSeen));
-      if (k % 2 === 0) requests.push(markAll(user, { isSeen, ...(k % 4 === 0 && { notificationTypeFilter: TYPES[(k + round) % TYPES.length] }) }));
+      requests.push(
+        markIds(
+          user,
+          ids.filter((_, i) => (i + k + round) % 5 === 0),
+          !isSeen,
+        ),
+      );
+      if (k % 2 === 0)
+        requests.push(markAll(user, { isSeen, ...(k % 4 === 0 && { notificationTypeFilter: TYPES[(k + round) % TYPES.length] }) }));
       if (k % 3 === 0) requests.push(publish(service, user.userId, items(20, 5000 + round * 100 + k * 20)));
       // Compaction from the sweep and straight from SQL (another connection; one of them holds the lease).
       requests.push(sweeper.sweep());
