@@ -1,6 +1,6 @@
 /**
  * Profiles one server on one scenario: `tsx bench/profile.ts --scenario feed --server service
- * [--seconds 15] [--quick]` (servers: service, floor (the same-SQL floor), naive, postgraphile).
+ * [--seconds 15] [--quick] [--database NAME]` (servers: service, floor (the same-SQL floor), naive, postgraphile).
  * Starts the server with `--cpu-prof` (profile written to bench/.data/profiles/ when it exits),
  * runs the scenario's load against it alone (wrk), prints the figures and the top functions by
  * self time. The data set must exist (run the bench once).
@@ -30,7 +30,11 @@ const serviceRoot = option('service-root', ROOT);
 const extraEnv = Object.fromEntries(argv.flatMap((a, i) => (a === '--env' ? [argv[i + 1].split(/=(.*)/s).slice(0, 2)] : [])));
 const probeFile = join(ROOT, 'bench/.data/memory-probe.jsonl');
 
-const url = withDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', quick ? 'bench_quick' : 'bench');
+/** The bench database to read (`--database`, as the harness's; else `bench` / `bench_quick`). */
+const url = withDatabase(
+  process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  option('database', quick ? 'bench_quick' : 'bench'),
+);
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const dir = join(ROOT, 'bench/.data/profiles');
 
