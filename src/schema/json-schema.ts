@@ -1,12 +1,6 @@
 /**
- * Derives JSON Schemas (draft 2020-12) for a GraphQL operation's variables and result.
- *
- * The schemas are generated from the GraphQLSchema (never hand-written) so the
- * discovery endpoint, the OpenAPI document and gateway request validation cannot drift from the
- * API. Each declares its dialect (`$schema`) and keeps the input objects it uses under `$defs`;
- * a default `Ajv2020` with `ajv-formats` compiles every one in strict mode. Only standard
- * keywords are emitted, except `errorMessage` when the server's own validator asks for it
- * (`errorMessages`).
+ * JSON Schemas (draft 2020-12) of an operation's variables and result, derived from the GraphQLSchema
+ * so discovery, OpenAPI and gateway validation cannot drift from the API.
  */
 import {
   GraphQLNonNull,
@@ -59,11 +53,7 @@ export interface OperationSchemaOptions {
 }
 
 export interface VariablesSchemaOptions extends OperationSchemaOptions {
-  /**
-   * Emit each constraint's own message (`constraints(keywords, messages)`) as `errorMessage:
-   * {keyword: message}` beside its keyword, for the REST routes' validator to word its details
-   * with. Not standard JSON Schema: never in a published schema.
-   */
+  /** Emit each constraint's message as `errorMessage` for the REST validator; never in a published schema. */
   errorMessages?: boolean;
 }
 
@@ -76,7 +66,6 @@ export function fragmentsOf(document: DocumentNode): FragmentMap {
 
 type InputDef = GraphQLArgument | GraphQLInputField;
 
-// ---------------------------------------------------------------------------
 // Shared type mapping
 
 const SCALARS: Record<string, JsonSchema> = {
@@ -136,10 +125,7 @@ const TIGHTEST: Record<string, (a: number, b: number) => number> = {
 
 const isObject = (v: unknown): v is JsonSchema => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/**
- * Sets or clears the message of keyword `k` on `target`, whose value of `k` now comes from a
- * constraint stating `message` (or none): a message never outlives the bound it words.
- */
+/** Sets or clears the message of a keyword on `target`: a message never outlives the bound it words. */
 function wordKeyword(target: JsonSchema, k: string, message: unknown): void {
   const { [k]: _replaced, ...others } = (target.errorMessage as Record<string, string> | undefined) ?? {};
   const words = typeof message === 'string' ? { ...others, [k]: message } : others;
@@ -147,10 +133,7 @@ function wordKeyword(target: JsonSchema, k: string, message: unknown): void {
   else delete target.errorMessage;
 }
 
-/**
- * Adds keywords to a schema without weakening what is already there. `messages` (only for the
- * server's validator) words the keywords it names, wherever each one lands.
- */
+/** Adds keywords to a schema without weakening what is already there. */
 function withKeywords(s: JsonSchema, extra: JsonSchema, messages?: JsonSchema): JsonSchema {
   const entries = Object.entries(extra).filter(([, v]) => v !== undefined);
   if (!entries.length) return s;
@@ -173,10 +156,7 @@ function withKeywords(s: JsonSchema, extra: JsonSchema, messages?: JsonSchema): 
   return out;
 }
 
-/**
- * Merges `extensions.constraints` of an argument/input field; `items` targets list items. With
- * `errorMessages`, its `extensions.constraintMessages` too.
- */
+/** Merges `extensions.constraints` of an argument or input field; `items` targets list items. */
 function withConstraints(s: JsonSchema, def: InputDef, errorMessages: boolean): JsonSchema {
   const constraints = def.extensions?.constraints;
   if (!isObject(constraints)) return s;
@@ -201,7 +181,6 @@ function fragment(fragments: FragmentMap | undefined, name: string): FragmentDef
   return definition;
 }
 
-// ---------------------------------------------------------------------------
 // Variables
 
 /** The definitions of the input object types a variables schema uses, and whether they carry messages. */
@@ -306,7 +285,6 @@ export function variablesJsonSchema(
   return out;
 }
 
-// ---------------------------------------------------------------------------
 // Result
 
 // `optional`: only selected under @skip/@include, so the key may be absent.
@@ -375,10 +353,7 @@ function compositeSchema(schema: GraphQLSchema, type: GraphQLCompositeType, sets
   return branches.length === 1 ? branches[0] : branches.length ? { anyOf: branches } : { not: {} };
 }
 
-/**
- * Schema of `data`, or with `rootField: true` and exactly one root field selected,
- * of that field's value. Fragment spreads need `fragments`, otherwise this throws.
- */
+/** Schema of `data`, or with `rootField: true` of the one root field's value. */
 export function resultJsonSchema(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
