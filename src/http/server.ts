@@ -32,10 +32,7 @@ const kReply = Symbol('reply');
 /** A REST body is JSON: `application/json`, with parameters such as `charset=utf-8` allowed. */
 const JSON_MEDIA_TYPE = /^application\/json[ \t]*(;|$)/i;
 
-/**
- * A body of another media type a route accepts besides JSON (its `config.textBodies`, e.g.
- * `text/csv`), handed to it as text (UTF-8) for its own parser.
- */
+/** A body of another media type a route accepts (e.g. `text/csv`), handed to it as UTF-8 text. */
 export class TextBody {
   constructor(
     readonly mediaType: string,
@@ -132,9 +129,8 @@ function serverOptions(config: Config, log: Logger) {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
-    // Headers and body must arrive within the body timeout (else 408, freeing what the request
-    // held), checked every TIMEOUT_CHECK_INTERVAL_MS. Idle keep-alive keeps Fastify's 72 s,
-    // longer than common load balancers' idle timeouts (a shorter one races them).
+    // Headers and body within the body timeout (else 408); idle keep-alive stays longer than common
+    // load balancers' idle timeouts, so it never races them.
     requestTimeout: bodyTimeoutMs,
     http: { requestTimeout: bodyTimeoutMs, headersTimeout: bodyTimeoutMs, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
     // URLs the router cannot decode, or whose segments are over-long, are no route of ours.
@@ -169,10 +165,7 @@ function onEachRequest(app: FastifyInstance) {
   });
 }
 
-/**
- * Bodies are JSON, parsed here once. The body is read within the size limit first (413), any
- * other media type refused (415), then parsed (422), refusing U+0000.
- */
+/** Bodies are JSON, read within the size limit (413), media type checked (415), then parsed (422). */
 function parseJsonBodies(app: FastifyInstance) {
   const parse = (request: FastifyRequest, body: Buffer, done: (error: Error | null, parsed?: unknown) => void) => {
     const contentType = request.headers['content-type'] ?? '';
@@ -230,10 +223,7 @@ function answerErrors(app: FastifyInstance) {
   });
 }
 
-/**
- * The HTTP host: Fastify with JSON logs, a request id on every response, JSON bodies, and one
- * error handler answering the contract's `{"error": {code, message}}` (never a stack, never a 500 for bad input).
- */
+/** The HTTP host: one error handler answering the contract's error body (never a stack, never a 500 for bad input). */
 export function createHttpServer(config: Config, log: Logger): FastifyInstance {
   const app = Fastify(serverOptions(config, log));
   onEachRequest(app);
