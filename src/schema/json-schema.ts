@@ -294,8 +294,8 @@ const isConditional = (sel: SelectionNode) => !!sel.directives?.some((d) => d.na
 
 function fragmentApplies(schema: GraphQLSchema, cond: NamedTypeNode | undefined, type: GraphQLObjectType) {
   if (!cond) return true;
-  const t = typeFromAST(schema, cond);
-  return t === type || (isAbstractType(t) && schema.isSubType(t, type));
+  const conditionType = typeFromAST(schema, cond);
+  return conditionType === type || (isAbstractType(conditionType) && schema.isSubType(conditionType, type));
 }
 
 /** Same merging as graphql's CollectFields, for one concrete runtime type. */
