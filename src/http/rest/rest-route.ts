@@ -17,13 +17,9 @@ import { queryVariables } from './query-parameters.js';
 
 /** What the API reference says of a route beyond method, path, summary and credential. */
 export interface RouteReference {
-  /** Longer text (Markdown) under the summary. */
   description?: string;
-  /** The JSON body. */
   body?: JsonSchema;
-  /** The query parameters: an object schema, one property per parameter. */
   query?: JsonSchema;
-  /** The 200 body (JSON). */
   response?: JsonSchema;
   /** Other media types a 200 may take (e.g. `text/event-stream`), by media type. */
   streams?: Record<string, { description: string; schema?: JsonSchema }>;
@@ -33,9 +29,7 @@ export interface RouteReference {
   responseHeaders?: Record<string, { description: string; schema?: JsonSchema }>;
   /** Errors the route answers with besides those every declared route can (credential, window, body, admission). */
   errors?: ErrorKind[];
-  /** Named schemas the others refer to (`#/components/schemas/<name>`). */
   components?: Record<string, JsonSchema>;
-  /** Example bodies, by name. */
   examples?: Record<string, { summary?: string; value: unknown }>;
   /** A POST that takes no body (e.g. an action on the resource its path names). */
   noBody?: boolean;
@@ -44,7 +38,6 @@ export interface RouteReference {
 /** Another representation of the answer, chosen by `Accept`, streamed once every JSON stage passed. */
 export interface RestDownload {
   mediaType: string;
-  /** For the API reference. */
   description: string;
   open: (services: Services, request: RequestContext, variables: Record<string, unknown>) => Promise<Readable>;
 }
@@ -59,7 +52,7 @@ export interface OperationCall {
 export interface ResponseHeader<V> {
   description: string;
   schema: JsonSchema;
-  /** Its value for this answer; undefined: not sent. */
+  /** Undefined: not sent. */
   value: (result: V) => string | undefined;
 }
 
@@ -68,10 +61,8 @@ export interface ResponseHeader<V> {
  * the contract's order (docs/architecture.md), so a new route cannot skip one.
  */
 export interface RestRoute<C extends Caller = Caller, V = unknown> {
-  /** POST routes take a JSON body; GET routes take query parameters. */
   method: 'POST' | 'GET';
   path: string;
-  /** One line for discovery and the API reference. */
   summary: string;
   /** Which credentials the route serves, by principal type; any other gets 401 `invalid_key`. */
   credential: { name: string; serves: readonly C['type'][] };
@@ -85,7 +76,6 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
   toCall: (input: unknown, url?: { params: Record<string, string>; query: Record<string, unknown> }) => OperationCall;
   /** A list body: its shape is one 422; each item fails alone on its own rules. */
   list?: ListBody;
-  /** Path parameters (`:id` in `path`), described for the API reference. */
   pathParameters?: Record<string, { description: string; schema: JsonSchema }>;
   /** The status of a successful answer; 200 unless said (202 for work accepted to run later). */
   status?: number;
@@ -93,15 +83,11 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
   bodyLimit?: number;
   /** Media types the body may take besides JSON, read as text (`TextBody`, http/server.ts), described for the API reference. */
   textBodies?: Record<string, { description: string; schema?: JsonSchema }>;
-  /** Another representation of the answer, chosen by `Accept`. */
   download?: RestDownload;
   /** A 422 for invalid variables: its message, and how `details` paths read (e.g. relative to the body rather than `variables`). */
   invalid: { message: string; path?: (path: string) => string };
-  /** The response body from the root field's value. */
   respond: (value: V) => unknown;
-  /** Headers of a successful answer, by name (the API reference documents them too). */
   responseHeaders?: Record<string, ResponseHeader<V>>;
-  /** What the API reference says of the route beyond what the fields above declare; optional. */
   reference?: RouteReference;
   /** How a subscription is answered (Server-Sent Events); a route without it runs none. */
   stream?: RestStream;
