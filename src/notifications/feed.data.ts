@@ -7,7 +7,6 @@ import { toDate } from '../common/to-date.js';
 
 /** Every statement on the feed's tables, on the pool: listing never pays for ORM entity tracking. */
 
-/** A feed row as the API shows it. */
 export interface NotificationView {
   id: string;
   notificationType: string;
@@ -128,7 +127,6 @@ const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}
 /** An expired row is never shown, from its `expires_at` on, whether or not the sweep has deleted it yet. */
 const NOT_EXPIRED = raw('(expires_at is null or expires_at > now())');
 
-/** The type filter of a counter or feed statement; no type, no condition. */
 const andTypeIs = (column: string, type: string | null) => (type !== null ? sql` and ${raw(column)} = ${type}` : empty);
 
 /**
@@ -155,12 +153,10 @@ function matching(userId: string, filter: FeedConditions, withSeen = true): Stat
   return join(conditions, ' and ');
 }
 
-/** One type's badge numbers. */
 export interface NotificationTypeCounts extends NotificationCounts {
   notificationType: string;
 }
 
-/** The totals and, per type with rows, the same numbers split out. */
 export interface NotificationCountsByType extends NotificationCounts {
   byType: NotificationTypeCounts[];
 }
@@ -209,7 +205,6 @@ export function sumCounterRows(rows: Iterable<NotificationTypeCounts>): Notifica
   return counts;
 }
 
-/** A page of the feed and its totals. */
 export interface FeedRows {
   rows: NotificationView[];
   total: number;
@@ -263,8 +258,7 @@ function searchPage(userId: string, filter: FeedConditions, after: KeysetPositio
 
 /** `total` and `unread` from the counter rows, or counted over archived rows, which counters skip. */
 function totals(userId: string, filter: FeedConditions, live: boolean): Statement {
-  // Counter rows count only rows that are not archived: archived ones are counted where they are.
-  // No mark covers an archived row (its state was written into it), so their page's gate is 0.
+  // Counters skip archived rows, and no mark covers one (its state was written into it): gate 0.
   if (filter.archived)
     return sql`select count(*) filter (where ${filter.seen === null ? raw('true') : sql`s.is_seen = ${filter.seen}`})::int as total,
                       count(*) filter (where not s.is_seen)::int as unread, ${filter.archived ? raw('0') : latestMarkGen(userId, filter.type)} as gen,
@@ -328,7 +322,6 @@ const CHANGED_IDS_LISTED_MAX = 500;
 
 export interface FeedMarkOutcome {
   updatedCount: number;
-  /** The changed rows' ids, or null when more than `CHANGED_IDS_LISTED_MAX` changed. */
   notificationIds: string[] | null;
 }
 
@@ -381,7 +374,6 @@ export function notificationTypeCatalog(db: Db): Promise<NotificationTypeEntry[]
   );
 }
 
-/** The catalog entries among `types`. */
 export async function knownNotificationTypes(em: Em, types: readonly string[]): Promise<Set<string>> {
   const rows = await inUnitOfWork<{ notification_type: string }[]>(
     em,
@@ -419,7 +411,6 @@ export async function insertNotifications(em: Em, inputs: readonly NewNotificati
   return views;
 }
 
-/** What one batch of the sweep deleted, per user. */
 export interface SweptRows {
   userId: string;
   deleted: number;

@@ -21,7 +21,6 @@ export interface NotificationEvent {
   kind: 'created' | 'updated' | 'reset';
   /** The badge numbers once the change committed (for the stream's type filter, if any), per type too. */
   counts: NotificationCountsByType;
-  /** The new notification of a `created` event; null for `updated`. */
   notification: NotificationView | null;
   /** The notifications the change concerns (created: the one; updated: those whose state changed). */
   notificationIds: string[];
@@ -44,7 +43,6 @@ const UPDATED_IDS_MAX = 500;
 /** One user's change as it travels between instances: the events and every type's counts after the commit. */
 export interface ChangeMessage {
   events: Array<Pick<NotificationEvent, 'kind' | 'notification' | 'notificationIds'>>;
-  /** unread and read count per notification type. */
   counts: Record<string, [number, number]>;
 }
 
@@ -54,7 +52,6 @@ const channelOf = (userId: string) => CHANNEL_PREFIX + userId;
 const logKeyOf = (userId: string) => 'notifications:log:' + userId;
 
 export interface NotificationEvents {
-  /** After a publish committed: one `created` event per notification, to its owner's streams. */
   created(notifications: ReadonlyArray<{ userId: string; notification: NotificationView }>): Promise<void>;
   /** After a mark committed: one `updated` event; a mark-all or a large change lists no ids (re-read). */
   updated(userId: string, notificationIds: readonly string[] | null): Promise<void>;

@@ -12,12 +12,10 @@ import type { StreamRegistry } from '../infra/stream-registry.js';
 import type { OrganizationPrincipal, PlatformPrincipal, Principal, UserPrincipal } from './principal.js';
 
 /**
- * Process-wide dependencies, built once at start-up (app/app.ts) and shared by every request.
- * A domain that provides a service adds it here from its own folder (declaration merging), so
- * this base never imports a domain:
- *
- *     declare module '../schema/context.js' { interface Services { traces: TraceCoordinator } }
- */
+ /**
+  * Process-wide dependencies shared by every request. A domain adds its service from its own folder
+  * (declaration merging on `Services`), so this base never imports a domain.
+  */
 export interface Services {
   config: Config;
   log: pino.Logger;
@@ -63,11 +61,9 @@ export class RequestDb {
 
   constructor(
     private readonly orm: Orm,
-    /** Raw SQL outside any unit of work. */
     readonly sql: Db,
   ) {}
 
-  /** This request's own EntityManager (identity map, unit of work). */
   get em(): Em {
     this.#em ??= this.orm.em.fork();
     return this.#em;

@@ -57,7 +57,6 @@ export interface VariablesSchemaOptions extends OperationSchemaOptions {
   errorMessages?: boolean;
 }
 
-/** Convenience: collect the fragment definitions of a parsed document. */
 export function fragmentsOf(document: DocumentNode): FragmentMap {
   const map: Record<string, FragmentDefinitionNode> = {};
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) map[d.name.value] = d;
@@ -65,8 +64,6 @@ export function fragmentsOf(document: DocumentNode): FragmentMap {
 }
 
 type InputDef = GraphQLArgument | GraphQLInputField;
-
-// Shared type mapping
 
 const SCALARS: Record<string, JsonSchema> = {
   String: { type: 'string' },
@@ -102,7 +99,6 @@ function orNull(s: JsonSchema): JsonSchema {
   return { anyOf: [s, { type: 'null' }] }; // e.g. `$ref`
 }
 
-/** Unwraps NonNull/List wrappers; `named` maps the innermost named type. */
 function wrapped(type: GraphQLType, named: (t: GraphQLNamedType) => JsonSchema): JsonSchema {
   const inner = getNullableType(type);
   const s = isListType(inner) ? { type: 'array', items: wrapped(inner.ofType, named) } : named(inner);
@@ -180,8 +176,6 @@ function fragment(fragments: FragmentMap | undefined, name: string): FragmentDef
   if (!definition) throw new Error(`Fragment "${name}" is not defined; pass { fragments: fragmentsOf(document) }.`);
   return definition;
 }
-
-// Variables
 
 /** The definitions of the input object types a variables schema uses, and whether they carry messages. */
 interface InputDefinitions {
@@ -284,8 +278,6 @@ export function variablesJsonSchema(
   if (Object.keys(definitions).length) out.$defs = definitions;
   return out;
 }
-
-// Result
 
 // `optional`: only selected under @skip/@include, so the key may be absent.
 type Collected = { nodes: FieldNode[]; optional: boolean };
