@@ -17,7 +17,6 @@ import { findActiveSkipTraceKeyByHash } from '../auth/skip-trace-keys/skip-trace
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;
-    /** The REST error code this request was answered with, if any. */
     errorCode?: string;
   }
 }
@@ -40,7 +39,6 @@ export function setRateLimitHeaders(reply: FastifyReply, decision: WindowDecisio
   if (!decision.allowed) reply.header('Retry-After', decision.retryAfter);
 }
 
-/** Who is calling and the point of the window the request spent. */
 export interface IdentifiedCaller {
   /** Who presented what: anonymous, a valid principal, or null for an invalid credential. */
   principal: Principal | null;
@@ -126,8 +124,6 @@ export function credentialGuard(services: Services, serves: readonly Caller['typ
   };
 }
 
-// The credential: what an Authorization header presents, and its principal.
-
 /** What an `Authorization` header presents, read without any lookup. */
 export type Credential =
   | { type: 'none' }
@@ -136,7 +132,6 @@ export type Credential =
   | { type: 'platform token' };
 
 export interface Authenticator {
-  /** The credential of an `Authorization` header (undefined: none sent). */
   read(authorization: string | undefined): Credential;
   /** `anonymous` without a credential, `null` when not valid; looked up on every request (no cache). */
   principalOf(db: Db, credential: Credential): Promise<Principal | null>;
@@ -200,8 +195,6 @@ export function createAuthenticator(options: { internalApiToken?: string }): Aut
   };
 }
 
-// The windows: one per credential, per client IP without one, over a one-minute window limiter.
-
 /** One point per request: per gateway key (REST and /graphql alike), skip trace key, platform token, or client IP. */
 export interface RateWindows {
   consumeFor(caller: Caller): Promise<WindowDecision>;
@@ -212,7 +205,6 @@ export interface RateWindows {
   consumeForClient(ip: string): Promise<WindowDecision>;
 }
 
-/** The windows, as the refusals counter labels them. */
 const WINDOWS = ['gateway', 'skip_trace', 'platform', 'client_ip'] as const;
 type WindowName = (typeof WINDOWS)[number];
 
@@ -225,7 +217,6 @@ export function createRateWindows(
   redis: Redis | null,
   registry: Registry,
 ): RateWindows {
-  // `window` is one of WINDOWS: bounded.
   const refusals = startAtZero(
     new Counter({
       name: 'crm_rate_limit_refusals_total',
@@ -270,7 +261,6 @@ export interface WindowDecision {
   allowed: boolean;
   limit: number;
   remaining: number;
-  /** Unix seconds at which the current window ends. */
   resetAt: number;
   /** Whole seconds to wait; meaningful when not allowed. */
   retryAfter: number;
@@ -279,7 +269,6 @@ export interface WindowDecision {
 export interface WindowLimiter {
   readonly limit: number;
   consume(key: string): Promise<WindowDecision>;
-  /** Deletes a key's window (as if it had never been spent). */
   delete(key: string): Promise<void>;
 }
 
@@ -315,8 +304,7 @@ export function createWindowLimiter(options: { name: string; limit: number; redi
     }
   };
 
-  // With Redis, RateLimiterRedis's own window script, called directly: its consume wraps the call
-  // in several promises and objects per request. Should Redis fail, the insurance limiter answers.
+  // RateLimiterRedis's own script, called directly: its consume allocates several promises per request.
   const script = options.redis as unknown as WindowScript | null;
   const keyPrefix = `rl:${options.name}:`;
   const [points, duration, limit] = [String(1), String(WINDOW_SECONDS), String(options.limit)];

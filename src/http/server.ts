@@ -11,7 +11,6 @@ import type { IncomingMessage } from 'node:http';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Whether the caller is still connected (see client-watch.ts). */
     client: ClientWatch;
   }
 }
@@ -29,7 +28,6 @@ const kRequestId = Symbol('requestId');
 /** The reply of the request being read on a socket, for an answer written on the socket itself (408). */
 const kReply = Symbol('reply');
 
-/** A REST body is JSON: `application/json`, with parameters such as `charset=utf-8` allowed. */
 const JSON_MEDIA_TYPE = /^application\/json[ \t]*(;|$)/i;
 
 /** A body of another media type a route accepts (e.g. `text/csv`), handed to it as UTF-8 text. */
@@ -80,7 +78,6 @@ function rateLimitHeadersOf(socket: Socket): Record<string, string> {
   );
 }
 
-/** Sends an AppError in the contract's shape, with its headers. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, appError: AppError) {
   request.errorCode = appError.kind;
   for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
@@ -114,7 +111,7 @@ function clientErrorHandler(bodyTimeoutMs: number) {
   };
 }
 
-/** Fastify's options: JSON logs (each request's logger made when a line is written), request ids, limits and timeouts. */
+/** Fastify's options: each request's logger is made only when a line is written. */
 function serverOptions(config: Config, log: Logger) {
   const bodyTimeoutMs = config.limits.requestBodyTimeoutMs;
   return {
@@ -193,7 +190,6 @@ function parseJsonBodies(app: FastifyInstance) {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => parse(request, body as Buffer, done));
 }
 
-/** The 413's message: the REST routes' limit, or the route's own (a batch's). */
 function bodyTooLarge(request: FastifyRequest): string {
   const limit = request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES;
   if (limit === BODY_LIMIT_BYTES) return 'The body is too large (64 KiB on the REST routes).';
@@ -232,7 +228,6 @@ export function createHttpServer(config: Config, log: Logger): FastifyInstance {
   return app;
 }
 
-/** Answers 405 `method_not_allowed` for the other methods of a known path. */
 export function allowOnly(app: FastifyInstance, url: string, allowed: string[]) {
   const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter(
     (m) => !allowed.includes(m) && !(m === 'HEAD' && allowed.includes('GET')),

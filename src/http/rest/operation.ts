@@ -26,12 +26,10 @@ import { readTimestamp } from '../../schema/scalars.js';
 import { maskError } from '../graphql/graphql-errors.js';
 import { sharedSubscribe } from '../streams/shared-subscribe.js';
 
-/** A GraphQL document a REST route runs, checked against the schema and prepared at start-up. */
 export interface RestOperation {
   name: string;
   type: 'query' | 'mutation' | 'subscription';
   document: DocumentNode;
-  /** Its one root field, whose value the route answers with. */
   rootField: string;
   /** The gateway scope (READ, WRITE or ADMIN) its root field declares, if any: a caller without it is 403. */
   scope?: Scope;
@@ -89,7 +87,6 @@ const ajv = new Ajv2020({
 });
 
 export interface VariablesValidator {
-  /** The variables' JSON Schema as discovery publishes it: standard keywords only. */
   readonly schema: JsonSchema;
   /** The contract's `details` for `variables`; `leaveRulesAt`: paths whose rules the operation answers itself. */
   check(variables: unknown, leaveRulesAt?: RegExp): ErrorDetail[];
@@ -151,8 +148,7 @@ const SHAPE_KEYWORDS = new Set(['type', 'required', 'additionalProperties', 'enu
 
 /** Ajv errors as contract `details`: one entry per failing path, naming unknown fields. */
 function errorDetails(validate: ValidateFunction, leaveRulesAt?: RegExp): ErrorDetail[] {
-  // A nullable input object is `anyOf: [{$ref}, {type: 'null'}]`; with allErrors Ajv also reports
-  // the null branch and the anyOf itself, which only repeat the real error.
+  // A nullable input's `anyOf` makes Ajv also report the null branch and the anyOf: repeats, dropped.
   const errors = (validate.errors ?? []).filter(
     (e) =>
       e.keyword !== 'anyOf' &&
@@ -174,17 +170,14 @@ function errorDetails(validate: ValidateFunction, leaveRulesAt?: RegExp): ErrorD
   });
 }
 
-/** The operation's data, or its first error as an AppError (masked when unexpected). */
 export type OperationResult = { data: Record<string, unknown> | null; error: AppError | null };
 
-/** Runs (or opens) one of the REST routes' fixed documents with its variables for one request. */
 type OperationRunner<Result> = (
   document: DocumentNode,
   variableValues: Record<string, unknown>,
   request: RequestContext,
 ) => Promise<Result>;
 
-/** Runs one of the REST routes' fixed documents with its variables for one request. */
 export type OperationExecutor = OperationRunner<OperationResult>;
 
 /**
@@ -212,10 +205,8 @@ export function createOperationExecutor(schema: GraphQLSchema, services: Service
   };
 }
 
-/** A subscription's results, or the error that refused it as it opened. */
 type SubscriptionResult = { events: AsyncIterator<ExecutionResult>; error: null } | { events: null; error: AppError };
 
-/** Opens one of the REST routes' fixed subscription documents for one request. */
 export type OperationSubscriber = OperationRunner<SubscriptionResult>;
 
 /** Subscriptions run on graphql-js (opened once per stream); each event executes once for its readers. */
