@@ -58,7 +58,6 @@ function normalizeFilter(filter: FeedFilter): FeedConditions {
   return { type, seen: filter.seen ?? null, search, archived: filter.archived === true };
 }
 
-/** The caller's badge numbers, in total and per type; an empty type filter counts every type. */
 export function countNotifications(db: Db, userId: string, notificationTypeFilter?: string | null): Promise<NotificationCountsByType> {
   return counterTotals(db, userId, notificationTypeFilter || null);
 }
@@ -132,7 +131,6 @@ export function availableNotificationTypes(db: Db): Promise<NotificationTypeEntr
 /** `createdAt` is for backfills; it defaults to now. */
 export type PublishNotificationInput = Omit<NewNotification, 'createdAt'> & { createdAt?: Date | null };
 
-/** Inserts a batch in one statement, once every item names a catalog type and a known user. */
 export async function publishNotifications(em: Em, inputs: readonly PublishNotificationInput[]): Promise<NotificationView[]> {
   if (inputs.length > PUBLISH_MAX)
     throw badInput(`input may hold at most ${PUBLISH_MAX} notifications.`, [

@@ -46,7 +46,6 @@ export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema
 export const NUL_FREE_PATTERN = '^[^\\u0000]*$';
 
 export type JsonSchema = Record<string, unknown>;
-/** Fragment definitions by name; required only when the operation uses fragment spreads. */
 export type FragmentMap = Readonly<Record<string, FragmentDefinitionNode>>;
 export interface OperationSchemaOptions {
   fragments?: FragmentMap;
