@@ -1,9 +1,4 @@
-/**
- * The credential stage of every route, in one place: who is calling (the one `Authorization`
- * header, read as a credential and looked up once, never cached) and the point of its
- * requests-per-minute window, spent concurrently with the lookup; the refusals (401, 429) and the
- * rate-limit headers.
- */
+/** The credential stage of every route: who is calling, its rate window, the refusals (401, 429) and rate-limit headers. */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -22,7 +17,6 @@ import { findActiveSkipTraceKeyByHash } from '../auth/skip-trace-keys/skip-trace
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;
-    /** The REST error code this request was answered with, if any. */
     errorCode?: string;
   }
 }
@@ -45,7 +39,6 @@ export function setRateLimitHeaders(reply: FastifyReply, decision: WindowDecisio
   if (!decision.allowed) reply.header('Retry-After', decision.retryAfter);
 }
 
-/** Who is calling and the point of the window the request spent. */
 export interface IdentifiedCaller {
   /** Who presented what: anonymous, a valid principal, or null for an invalid credential. */
   principal: Principal | null;
@@ -67,12 +60,9 @@ function authorizationHeader(rawHeaders: string[]): string | undefined | null {
 }
 
 /**
- * The principal of a request's credential, and a point of its window. More than one
- * Authorization header is an invalid credential (a proxy and this service could disagree about
- * which one counts); credentials are never read from the URL. A gateway key on a route that
- * serves it is looked up while its window (keyed by the key's hash) is spent: one database and
- * one Redis round trip in parallel. An unknown or revoked key's window is then deleted (a caller
- * sending made-up keys grows nothing) and the point goes to the client IP's window.
+ * The principal and a point of its window. Several Authorization headers are invalid (a proxy could
+ * disagree on which counts). The key lookup and its window run in parallel; an unknown key's window
+ * is then deleted so made-up keys grow nothing.
  */
 async function principalAndWindow(
   services: Services,
@@ -93,10 +83,8 @@ async function principalAndWindow(
 }
 
 /**
- * The credential stage of every route: the one key lookup (never cached, so a revocation takes
- * effect at once), then the window. A caller the route serves spends a point of its own window
- * (known from here on, so that even a rate-limited call is attributed, e.g. in the skip trace
- * audit); anything else spends a point of its client IP's. The rate-limit headers are set here.
+ * The key lookup is never cached, so a revocation takes effect at once. A served caller spends its
+ * own window (so even a rate-limited call is attributed); anything else spends its client IP's.
  */
 export async function identifyCaller(
   services: Services,
@@ -136,8 +124,6 @@ export function credentialGuard(services: Services, serves: readonly Caller['typ
   };
 }
 
-// The credential: what an Authorization header presents, and its principal.
-
 /** What an `Authorization` header presents, read without any lookup. */
 export type Credential =
   | { type: 'none' }
@@ -146,12 +132,8 @@ export type Credential =
   | { type: 'platform token' };
 
 export interface Authenticator {
-  /** The credential of an `Authorization` header (undefined: none sent). */
   read(authorization: string | undefined): Credential;
-  /**
-   * Its principal: `anonymous` without a credential, `null` for one that is not valid (malformed,
-   * unknown, revoked). Looked up on every request (no cache), so a revocation takes effect at once.
-   */
+  /** `anonymous` without a credential, `null` when not valid; looked up on every request (no cache). */
   principalOf(db: Db, credential: Credential): Promise<Principal | null>;
 }
 
@@ -213,31 +195,16 @@ export function createAuthenticator(options: { internalApiToken?: string }): Aut
   };
 }
 
-// The windows: one per credential, per client IP without one, over a one-minute window limiter.
-
-/**
- * The per-minute windows requests count against, one point per request, whatever the route:
- * a gateway key's requests (on /api/v1/call and /graphql alike) share its gateway window, a skip
- * trace key's share its skip trace window, the platform token has one of its own, and requests
- * without a valid credential count per client IP, which slows key guessing.
- */
+/** One point per request: per gateway key (REST and /graphql alike), skip trace key, platform token, or client IP. */
 export interface RateWindows {
   consumeFor(caller: Caller): Promise<WindowDecision>;
-  /**
-   * A point of the window of the gateway key with this hash (the one `consumeFor` spends for its
-   * principal), before the key is looked up: so the window runs concurrently with the lookup.
-   */
+  /** A point of a gateway key's window by hash, spent before the lookup so both run concurrently. */
   consumeForGatewayKeyHash(keyHash: string): Promise<WindowDecision>;
-  /**
-   * Deletes the window of a hash that turned out to be no active key's, which the request spent a
-   * point of before it knew: a caller sending made-up or revoked keys grows nothing, since each
-   * window it creates is deleted once its lookup is back (the caller's client IP window counts it).
-   */
+  /** Deletes the window of a hash that is no active key's, so made-up or revoked keys grow nothing. */
   forgetGatewayKeyHash(keyHash: string): Promise<void>;
   consumeForClient(ip: string): Promise<WindowDecision>;
 }
 
-/** The windows, as the refusals counter labels them. */
 const WINDOWS = ['gateway', 'skip_trace', 'platform', 'client_ip'] as const;
 type WindowName = (typeof WINDOWS)[number];
 
@@ -250,7 +217,6 @@ export function createRateWindows(
   redis: Redis | null,
   registry: Registry,
 ): RateWindows {
-  // `window` is one of WINDOWS: bounded.
   const refusals = startAtZero(
     new Counter({
       name: 'crm_rate_limit_refusals_total',
@@ -295,7 +261,6 @@ export interface WindowDecision {
   allowed: boolean;
   limit: number;
   remaining: number;
-  /** Unix seconds at which the current window ends. */
   resetAt: number;
   /** Whole seconds to wait; meaningful when not allowed. */
   retryAfter: number;
@@ -304,17 +269,12 @@ export interface WindowDecision {
 export interface WindowLimiter {
   readonly limit: number;
   consume(key: string): Promise<WindowDecision>;
-  /** Deletes a key's window (as if it had never been spent). */
   delete(key: string): Promise<void>;
 }
 
 const WINDOW_SECONDS = 60;
 
-/**
- * A fixed one-minute window per key. With Redis the window is shared by every instance; should
- * Redis fail, an in-process window takes over (rate-limiter-flexible's insurance limiter) so
- * callers see limits rather than errors.
- */
+/** A fixed one-minute window per key, shared through Redis; should Redis fail, an in-process window answers. */
 export function createWindowLimiter(options: { name: string; limit: number; redis: Redis | null }): WindowLimiter {
   const memory = new RateLimiterMemory({ keyPrefix: options.name, points: options.limit, duration: WINDOW_SECONDS });
   const limiter: RateLimiterAbstract = options.redis
@@ -344,8 +304,7 @@ export function createWindowLimiter(options: { name: string; limit: number; redi
     }
   };
 
-  // With Redis, RateLimiterRedis's own window script, called directly: its consume wraps the call
-  // in several promises and objects per request. Should Redis fail, the insurance limiter answers.
+  // RateLimiterRedis's own script, called directly: its consume allocates several promises per request.
   const script = options.redis as unknown as WindowScript | null;
   const keyPrefix = `rl:${options.name}:`;
   const [points, duration, limit] = [String(1), String(WINDOW_SECONDS), String(options.limit)];

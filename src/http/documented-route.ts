@@ -1,11 +1,7 @@
 import type { ErrorKind } from '../common/errors.js';
 import type { JsonSchema } from '../schema/json-schema.js';
 
-/**
- * A route that is not a RestRoute declaration (discovery, health, the reference itself, metrics),
- * as the API reference documents it. Plain data, so a lower layer can declare its own routes
- * without importing this type.
- */
+/** A route that is not a RestRoute declaration, as the API reference documents it; plain data so lower layers can declare their own. */
 export interface DocumentedRoute {
   method: 'GET';
   /** In OpenAPI form: `/api/v1/operations/{operationId}`. */
@@ -13,9 +9,7 @@ export interface DocumentedRoute {
   summary: string;
   /** Required: the API reference's linters want every operation described. */
   description: string;
-  /** The reference's section. */
   tag: string;
-  /** Path parameters, by name. */
   pathParameters?: Record<string, { description: string; schema: JsonSchema }>;
   /** Every answer that is not an error of the table, by status. */
   responses: Record<number, { description: string; mediaType?: string; schema?: JsonSchema }>;

@@ -9,11 +9,7 @@ import { credentialGuard } from './credential-guard.js';
 /** Seconds; REST and GraphQL answers take milliseconds, a skip trace up to its timeout (30 s). */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-/**
- * The app's registry: the process's own metrics (CPU, memory, event-loop lag, GC: prom-client's
- * defaults) and, on PostgreSQL, the pool's size, read at scrape time. The HTTP metrics are added
- * by registerHttpMetrics; each domain adds its own where its events happen.
- */
+/** The app's registry: prom-client's process defaults and the pool's size; HTTP and domains add their own. */
 export function createMetricsRegistry(pool: pg.Pool | null): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -53,13 +49,8 @@ function childrenOf<L extends string>(histogram: Histogram<L>) {
 }
 
 /**
- * Request latency by route. Labels are bounded: `route` is the matched route's pattern
- * (`/api/v1/operations/:operationId`, never the URL) or `unmatched`; `method` is one Node's HTTP
- * parser accepts; `status` an HTTP status this service answers. Gateway calls are also counted by
- * `operation_id`: the published operation the body named (`request.restCall`), or `unknown`.
- *
- * Call before the routes are registered: each route gets an onResponse hook with its pattern
- * bound when it is registered (Fastify's `request.routeOptions` builds a new object on every read).
+ * Request latency by route, with bounded labels (the route's pattern, never the URL). Call before
+ * routes are registered: each hook binds its pattern once, since `request.routeOptions` allocates per read.
  */
 export function registerHttpMetrics(app: FastifyInstance, registry: Registry, gatewayPath: string) {
   const requests = childrenOf(
@@ -104,10 +95,7 @@ export function registerHttpMetrics(app: FastifyInstance, registry: Registry, ga
   });
 }
 
-/**
- * Open event streams (watchNotifications / notificationEvents) on this instance, read at scrape
- * time, and their refusals. Returns what to call on each refusal.
- */
+/** Open event streams on this instance, read at scrape time, and their refusals. */
 export function registerStreamMetrics(registry: Registry, openStreams: () => number): () => void {
   new Gauge({
     name: 'crm_sse_open_streams',

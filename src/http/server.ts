@@ -11,7 +11,6 @@ import type { IncomingMessage } from 'node:http';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Whether the caller is still connected (see client-watch.ts). */
     client: ClientWatch;
   }
 }
@@ -29,13 +28,9 @@ const kRequestId = Symbol('requestId');
 /** The reply of the request being read on a socket, for an answer written on the socket itself (408). */
 const kReply = Symbol('reply');
 
-/** A REST body is JSON: `application/json`, with parameters such as `charset=utf-8` allowed. */
 const JSON_MEDIA_TYPE = /^application\/json[ \t]*(;|$)/i;
 
-/**
- * A body of another media type a route accepts besides JSON (its `config.textBodies`, e.g.
- * `text/csv`), handed to it as text (UTF-8) for its own parser.
- */
+/** A body of another media type a route accepts (e.g. `text/csv`), handed to it as UTF-8 text. */
 export class TextBody {
   constructor(
     readonly mediaType: string,
@@ -83,7 +78,6 @@ function rateLimitHeadersOf(socket: Socket): Record<string, string> {
   );
 }
 
-/** Sends an AppError in the contract's shape, with its headers. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, appError: AppError) {
   request.errorCode = appError.kind;
   for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
@@ -117,7 +111,7 @@ function clientErrorHandler(bodyTimeoutMs: number) {
   };
 }
 
-/** Fastify's options: JSON logs (each request's logger made when a line is written), request ids, limits and timeouts. */
+/** Fastify's options: each request's logger is made only when a line is written. */
 function serverOptions(config: Config, log: Logger) {
   const bodyTimeoutMs = config.limits.requestBodyTimeoutMs;
   return {
@@ -132,9 +126,8 @@ function serverOptions(config: Config, log: Logger) {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
-    // Headers and body must arrive within the body timeout (else 408, freeing what the request
-    // held), checked every TIMEOUT_CHECK_INTERVAL_MS. Idle keep-alive keeps Fastify's 72 s,
-    // longer than common load balancers' idle timeouts (a shorter one races them).
+    // Headers and body within the body timeout (else 408); idle keep-alive stays longer than common
+    // load balancers' idle timeouts, so it never races them.
     requestTimeout: bodyTimeoutMs,
     http: { requestTimeout: bodyTimeoutMs, headersTimeout: bodyTimeoutMs, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
     // URLs the router cannot decode, or whose segments are over-long, are no route of ours.
@@ -169,10 +162,7 @@ function onEachRequest(app: FastifyInstance) {
   });
 }
 
-/**
- * Bodies are JSON, parsed here once. The body is read within the size limit first (413), any
- * other media type refused (415), then parsed (422), refusing U+0000.
- */
+/** Bodies are JSON, read within the size limit (413), media type checked (415), then parsed (422). */
 function parseJsonBodies(app: FastifyInstance) {
   const parse = (request: FastifyRequest, body: Buffer, done: (error: Error | null, parsed?: unknown) => void) => {
     const contentType = request.headers['content-type'] ?? '';
@@ -200,7 +190,6 @@ function parseJsonBodies(app: FastifyInstance) {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => parse(request, body as Buffer, done));
 }
 
-/** The 413's message: the REST routes' limit, or the route's own (a batch's). */
 function bodyTooLarge(request: FastifyRequest): string {
   const limit = request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES;
   if (limit === BODY_LIMIT_BYTES) return 'The body is too large (64 KiB on the REST routes).';
@@ -230,10 +219,7 @@ function answerErrors(app: FastifyInstance) {
   });
 }
 
-/**
- * The HTTP host: Fastify with JSON logs, a request id on every response, JSON bodies, and one
- * error handler answering the contract's `{"error": {code, message}}` (never a stack, never a 500 for bad input).
- */
+/** The HTTP host: one error handler answering the contract's error body (never a stack, never a 500 for bad input). */
 export function createHttpServer(config: Config, log: Logger): FastifyInstance {
   const app = Fastify(serverOptions(config, log));
   onEachRequest(app);
@@ -242,7 +228,6 @@ export function createHttpServer(config: Config, log: Logger): FastifyInstance {
   return app;
 }
 
-/** Answers 405 `method_not_allowed` for the other methods of a known path. */
 export function allowOnly(app: FastifyInstance, url: string, allowed: string[]) {
   const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter(
     (m) => !allowed.includes(m) && !(m === 'HEAD' && allowed.includes('GET')),

@@ -1,9 +1,4 @@
-/**
- * A feed event's SSE id (what a client sends back as Last-Event-ID): the id of the user's log entry
- * that carried the change (`<ms>-<seq>`, the same on every instance), followed by `/<index>` when
- * more of that change's events follow on the stream (a batch of created events), so a client that
- * left between two of them resumes at the next.
- */
+/** A feed event's SSE id: its log entry's id, plus `/<index>` when more of that change's events follow, so a resume lands at the next. */
 export interface EventPosition {
   entryId: string;
   entry: [number, number];

@@ -9,17 +9,11 @@ const MAX_BATCHES_PER_SWEEP = 20;
 const DAY_MS = 86_400_000;
 
 export interface FeedSweeper {
-  /** Runs one sweep now (as the interval does); resolves once it has finished. */
   sweep(): Promise<void>;
-  /** Stops the interval and waits for a sweep under way. */
   stop(): Promise<void>;
 }
 
-/**
- * Deletes expired notifications and those past the retention, every `intervalMs`, in bounded
- * batches, then compacts the read marks (also in bounded batches). Every instance tries; only the holder of the sweep's lease deletes (see
- * `notification_sweep`), and each swept user's streams get an `updated` event with the counts.
- */
+/** Deletes expired and past-retention rows, then compacts read marks, in bounded batches; every instance tries, only the lease holder writes. */
 export function startFeedSweeper(
   deps: { db: Db; events: NotificationEvents; log: Logger },
   options: Config['notificationSweep'],

@@ -12,15 +12,9 @@ declare module '../schema/context.js' {
 }
 
 /**
- * The queue in which every write of a user's existing rows (a mark by id, a mark of everything;
- * an archive or a restore, when they come, the same way: `placeInQueue`, then `inTurn`) waits for
- * the user's earlier writes on this instance to finish.
- * Those writes run one at a time per user anyway (the user's advisory lock in their statement),
- * but a statement waiting for that lock holds a pooled connection: a user sending many at once
- * would hold the whole pool while they wait, and every other user would wait for it. Here they
- * wait in memory, holding nothing, so a user's writes use at most one connection of the instance;
- * the advisory lock still orders them across instances. At most `maxWaiting` wait per user; the
- * next is refused with `concurrency_limit`.
+ * Each user's writes wait their turn here, in memory, rather than holding a pooled connection
+ * while they wait for the user's advisory lock: one user cannot take the whole pool. At most
+ * `maxWaiting` wait per user; the next is refused with `concurrency_limit`.
  */
 export interface FeedWrites {
   queue: PerKeyQueue;
@@ -61,11 +55,7 @@ export function placeInQueue(writer: FeedWriter): QueuePlace {
 
 const callerGone = () => new AppError('internal_error', 'The caller closed the connection before its turn came.');
 
-/**
- * Runs `write` in the writer's turn, then gives the turn to the next. A caller that left while it
- * waited has given up its place and writes nothing; one that leaves while its write runs lets it
- * finish (a statement is never cut short: the rows and counters stay as it left them).
- */
+/** Runs `write` in the writer's turn; a caller that left while waiting writes nothing, a started write is never cut short. */
 export async function inTurn<T>(writer: FeedWriter, place: QueuePlace, write: () => Promise<T>): Promise<T> {
   let release: ReleaseTurn;
   try {

@@ -5,12 +5,8 @@ import { pgTextArray } from '../common/pg-array.js';
 import type { KeysetPosition } from '../common/keyset-page.js';
 import { toDate } from '../common/to-date.js';
 
-/**
- * Every read and write of `notifications`, `notification_types` and `notification_counters`, as
- * statements written with the `sql` tag; they run on the pool (`Db`) and track no entities.
- */
+/** Every statement on the feed's tables, on the pool: listing never pays for ORM entity tracking. */
 
-/** A feed row as the API shows it: a plain object, so listing never pays for ORM entity tracking. */
 export interface NotificationView {
   id: string;
   notificationType: string;
@@ -71,10 +67,8 @@ const COLUMNS = raw(`n.id, n.notification_type, s.is_seen, n.title, n.body, n.cr
   n.contact_id, n.deal_id, n.note_id, n.reply_id, n.task_id, n.call_id, n.action_type, n.action_target_id, n.archived_at`);
 
 /**
- * Whether a row is read, and since when: its own state, unless a mark-all made after the row was
- * last marked by id covers it (see the read marks migration): `notification_seen_state` in an
- * expression. `STATE` joins the same state as `s` to rows `n` through `notification_seen_states`,
- * which PostgreSQL inlines (a call per row otherwise: see its migration).
+ * Whether a row is read: its own state unless a later mark-all covers it. A join, not a call per
+ * row, so PostgreSQL inlines it (see the read marks migration).
  */
 const stateArguments = (row: string) =>
   ['user_id', 'notification_type', 'inserted_xid', 'mark_gen', 'archived_at', 'is_seen', 'seen_at']
@@ -82,11 +76,7 @@ const stateArguments = (row: string) =>
     .join(', ');
 const seenState = (row: string) => raw(`notification_seen_state(${stateArguments(row)})`);
 const STATE = raw(`cross join lateral notification_seen_states(${stateArguments('n.')}) s`);
-/**
- * `STATE` for a page's rows, `t.gen` the latest mark-all's number among the counter rows read: a
- * row marked since (or never covered, `mark_gen` at it) is in no mark, so its own state is read
- * without probing the marks; only older rows take the inlined marks probe, a gate per row.
- */
+/** `STATE` for a page: rows marked since the latest mark-all (`t.gen`) skip the marks probe. */
 const GATED_STATE = raw(`cross join lateral (select n.is_seen, n.seen_at where n.mark_gen >= t.gen
   union all select s.is_seen, s.seen_at from notification_seen_states(${stateArguments('n.')}) s where n.mark_gen < t.gen) s`);
 /** The updated row's state as `s`, for a subquery of an update's condition (inlined, as `STATE`). */
@@ -137,15 +127,11 @@ const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}
 /** An expired row is never shown, from its `expires_at` on, whether or not the sweep has deleted it yet. */
 const NOT_EXPIRED = raw('(expires_at is null or expires_at > now())');
 
-/** The type filter of a counter or feed statement; no type, no condition. */
 const andTypeIs = (column: string, type: string | null) => (type !== null ? sql` and ${raw(column)} = ${type}` : empty);
 
 /**
- * The user's counter rows (of one type), then, negated, the expired rows the sweep has not deleted
- * yet, so counts leave a row out from the moment it expires: a probe of a partial index, empty for
- * users without expiring rows. A type may come twice; readers sum per type. A union, not a join,
- * and the scalar state function (called only per expired row): PostgreSQL planned the inlined
- * state's subqueries for every custom plan of this statement, longer than running it.
+ * Counter rows, minus expired rows not swept yet. A union with the scalar state function, not a
+ * join: the inlined state's subqueries were slower to plan than to run.
  */
 const liveCounters = (userId: string, type: string | null) =>
   sql`select notification_type, unread_count, read_count, mark_gen from notification_counters where user_id = ${userId}${andTypeIs('notification_type', type)}
@@ -167,12 +153,10 @@ function matching(userId: string, filter: FeedConditions, withSeen = true): Stat
   return join(conditions, ' and ');
 }
 
-/** One type's badge numbers. */
 export interface NotificationTypeCounts extends NotificationCounts {
   notificationType: string;
 }
 
-/** The totals and, per type with rows, the same numbers split out. */
 export interface NotificationCountsByType extends NotificationCounts {
   byType: NotificationTypeCounts[];
 }
@@ -184,10 +168,8 @@ interface CounterRow {
 }
 
 /**
- * Badge numbers from the counter rows (kept by triggers): constant cost at any feed size, one
- * row per type, so `byType` costs no second round trip. A row left at zero is a type without rows.
- * Only when a counter row counts rows that carry an expiry are they read again with the expired
- * rows not swept yet subtracted (`liveCounters`), in one statement, so the two agree.
+ * Badge numbers from the trigger-kept counter rows: constant cost at any feed size; expired rows
+ * not swept yet are subtracted in the same statement (`liveCounters`) only when some row expires.
  */
 export async function counterTotals(db: Db, userId: string, type: string | null): Promise<NotificationCountsByType> {
   let rows = await db.rows<CounterRow & { expiring_count: number }>(
@@ -223,7 +205,6 @@ export function sumCounterRows(rows: Iterable<NotificationTypeCounts>): Notifica
   return counts;
 }
 
-/** A page of the feed and its totals. */
 export interface FeedRows {
   rows: NotificationView[];
   total: number;
@@ -231,11 +212,8 @@ export interface FeedRows {
 }
 
 /**
- * Up to `limit` matching rows after `after`, newest first (keyset on created_at desc, id desc),
- * and the filter's totals, in one statement: one round trip for the page and its numbers. The
- * limit is written into the text, so the planner knows how few rows it needs; no more rows than
- * the total are looked for, so a seen filter that matches nothing (read through the marks, it has
- * no index) reads no row.
+ * A keyset page (created_at desc, id desc) and its totals in one round trip. The limit is in the
+ * text so the planner knows how few rows it needs.
  */
 export async function selectFeedPage(
   db: Db,
@@ -267,13 +245,7 @@ export async function selectFeedPage(
 
 const keysetAfter = (after: KeysetPosition | null) => (after ? sql` and (created_at, id) < (${after.createdAt}, ${after.id})` : empty);
 
-/**
- * A page with a search term: its totals need every matching row (the trigram indexes find them),
- * so the matching rows and their state are read once (the seen filter and the cursor aside),
- * counted for the totals and sorted for the page. Such a statement is planned on every call (its
- * pattern matters), and the inlined state planned for both the totals and the page cost more than
- * running it.
- */
+/** A search page: its totals need every matching row, so they are read once, then counted and sorted. */
 function searchPage(userId: string, filter: FeedConditions, after: KeysetPosition | null, limit: number): Statement {
   const seenIs = filter.seen === null ? raw('true') : sql`is_seen = ${filter.seen}`;
   return sql`with m as (select ${COLUMNS} from notifications n ${STATE} where ${matching(userId, filter, false)}),
@@ -284,15 +256,9 @@ function searchPage(userId: string, filter: FeedConditions, after: KeysetPositio
        order by n.created_at desc, n.id desc`;
 }
 
-/**
- * `total` (all filters) and `unread` (the seen filter ignored): from the counter rows, or, for
- * archived rows, counted over the matching rows themselves (search pages count theirs: `searchPage`).
- * `expiring`: whether the counter rows count rows that carry an expiry; `live` subtracts the
- * expired ones not swept yet (`liveCounters`), which the counter rows alone do not.
- */
+/** `total` and `unread` from the counter rows, or counted over archived rows, which counters skip. */
 function totals(userId: string, filter: FeedConditions, live: boolean): Statement {
-  // Counter rows count only rows that are not archived: archived ones are counted where they are.
-  // No mark covers an archived row (its state was written into it), so their page's gate is 0.
+  // Counters skip archived rows, and no mark covers one (its state was written into it): gate 0.
   if (filter.archived)
     return sql`select count(*) filter (where ${filter.seen === null ? raw('true') : sql`s.is_seen = ${filter.seen}`})::int as total,
                       count(*) filter (where not s.is_seen)::int as unread, ${filter.archived ? raw('0') : latestMarkGen(userId, filter.type)} as gen,
@@ -313,19 +279,8 @@ const latestMarkGen = (userId: string, type: string | null) =>
         where g.user_id = ${userId}${andTypeIs('g.notification_type', type)})`;
 
 /**
- * Every writer of a user's existing feed rows starts its statement with this CTE and joins it, so
- * it holds the user's transaction-scoped advisory lock before it locks any row: writers of one
- * user's rows run one at a time, and the order of every lock is the same for all of them
- *
- *   user lock → that user's feed rows (in any order: nobody else holds them) → counter rows
- *
- * (the counter trigger takes its rows sorted by user and type, after the statement's rows, and
- * publishes take only counter rows, in that same order). With no cycle possible, no deadlock is:
- * marks by id with hundreds of ids, marks of a whole feed and publishes race without retries.
- * Rows are locked only where ModifyTable updates them, which happens to joined rows only, so the
- * lock is held before the first row lock whichever join order the planner picks. The class id
- * (first key) keeps these locks apart from any other advisory lock; the second is the user's hash
- * (two users sharing a hash only wait for each other).
+ * Every writer of a user's rows takes the user's advisory lock first, so all lock in one order
+ * (user → rows → counter rows) and cannot deadlock (docs/architecture.md, Data).
  */
 const userWriteLock = (userId: string) =>
   sql`serialized as materialized (select pg_advisory_xact_lock(${raw(String(0x6e6f7466))}, hashtext(${userId}::text)))`;
@@ -340,11 +295,7 @@ const currentMarkGen = raw(`(select c.mark_gen from notification_counters c
 /** `now()` when marking read, null when marking unread. */
 const seenAtFor = (isSeen: boolean) => raw(isSeen ? 'now()' : 'null');
 
-/**
- * Sets the seen state of the user's rows among `ids` (distinct, lower-cased uuids); returns the ids
- * of the rows whose state changed. Only those are touched, so the count and the counters stay exact
- * when marks race: a concurrent mark of the same row re-checks `is_seen` after the first commits.
- */
+/** Sets the seen state of the user's rows among `ids`; returns only the ids that changed, so counts stay exact under races. */
 export async function updateSeen(db: Db, userId: string, ids: readonly string[], isSeen: boolean): Promise<string[]> {
   const rows = await db.rows<{ id: string }>(
     sql`with ${userWriteLock(userId)}
@@ -355,11 +306,7 @@ export async function updateSeen(db: Db, userId: string, ids: readonly string[],
   return rows.map((row) => row.id);
 }
 
-/**
- * Archives (or restores) the user's rows among `ids`, under the same user lock as marks; returns
- * the ids of the rows whose state changed. The counter trigger takes an archived row out of the
- * badge numbers and puts a restored one back.
- */
+/** Archives (or restores) the user's rows among `ids` under the user lock; returns the ids that changed. */
 export async function updateArchived(db: Db, userId: string, ids: readonly string[], archived: boolean): Promise<string[]> {
   const rows = await db.rows<{ id: string }>(
     sql`with ${userWriteLock(userId)}
@@ -375,29 +322,19 @@ const CHANGED_IDS_LISTED_MAX = 500;
 
 export interface FeedMarkOutcome {
   updatedCount: number;
-  /** The changed rows' ids, or null when more than `CHANGED_IDS_LISTED_MAX` changed. */
   notificationIds: string[] | null;
 }
 
-/**
- * The database's snapshot now, as text: which transactions a statement starting now would see.
- * A mark of everything that must wait its turn takes it as it arrives (`updateAllSeen`'s `asOf`).
- */
+/** The database's snapshot now, so a mark-all that waits for its turn covers what existed when it arrived. */
 export async function currentSnapshot(db: Db): Promise<string> {
   const rows = await db.rows<{ snapshot: string }>(sql`select pg_current_snapshot()::text as snapshot`);
   return rows[0].snapshot;
 }
 
 /**
- * Sets the seen state of every row of the user's (of one type, when `type` is set) that is not
- * archived and not in it yet, at the same cost whatever the feed size: `notification_mark_all`
- * records a read mark per type and moves the counter rows, rewriting no row (see the read marks
- * migration for the lock order and what a mark covers).
- *
- * Rows published while it runs are untouched: the mark covers the rows of `asOf`, the snapshot a
- * call that waited for its turn took as it arrived, or else the snapshot the statement takes
- * before it waits for the user's lock. No timestamps are compared, since a backfill may set them
- * in the past. The changed rows are named only when a few of the newest rows hold them all.
+ * Marks every unarchived row (of one type) at constant cost: records a read mark per type and
+ * moves the counters, rewriting no row. Covers the snapshot `asOf`, not timestamps, since a
+ * backfill may set them in the past.
  */
 export async function updateAllSeen(
   db: Db,
@@ -437,7 +374,6 @@ export function notificationTypeCatalog(db: Db): Promise<NotificationTypeEntry[]
   );
 }
 
-/** The catalog entries among `types`. */
 export async function knownNotificationTypes(em: Em, types: readonly string[]): Promise<Set<string>> {
   const rows = await inUnitOfWork<{ notification_type: string }[]>(
     em,
@@ -475,16 +411,12 @@ export async function insertNotifications(em: Em, inputs: readonly NewNotificati
   return views;
 }
 
-/** What one batch of the sweep deleted, per user. */
 export interface SweptRows {
   userId: string;
   deleted: number;
 }
 
-/**
- * One bounded batch of the expiry and retention sweep (`notification_sweep`, in the expiry
- * migration): nothing unless this instance holds the sweep's lease for the batch.
- */
+/** One bounded batch of the expiry and retention sweep, only while this instance holds its lease. */
 export async function sweepBatch(db: Db, retentionCutoff: Date | null, limit: number): Promise<SweptRows[]> {
   const rows = await db.rows<{ swept_user: string; deleted: number | string }>(
     sql`select swept_user, deleted from notification_sweep(${retentionCutoff?.toISOString() ?? null}::timestamptz, ${limit}::int)`,

@@ -58,7 +58,6 @@ function normalizeFilter(filter: FeedFilter): FeedConditions {
   return { type, seen: filter.seen ?? null, search, archived: filter.archived === true };
 }
 
-/** The caller's badge numbers, in total and per type; an empty type filter counts every type. */
 export function countNotifications(db: Db, userId: string, notificationTypeFilter?: string | null): Promise<NotificationCountsByType> {
   return counterTotals(db, userId, notificationTypeFilter || null);
 }
@@ -75,10 +74,7 @@ export async function listNotifications(db: Db, userId: string, filter: ListFilt
   return { notifications: page.nodes, total, hasUnread, nextCursor: page.nextCursor };
 }
 
-/**
- * Marks the caller's own rows; ids of other users, unknown and malformed ids are silently ignored.
- * Returns the ids of the rows whose state changed.
- */
+/** Marks the caller's own rows; others' and malformed ids are ignored. Returns the ids that changed. */
 export async function markNotifications(
   db: Db,
   writer: FeedWriter,
@@ -100,11 +96,7 @@ function callerIds(notificationIds: readonly string[]): string[] {
   return [...new Set(notificationIds.filter(isUuid).map((id) => id.toLowerCase()))].sort();
 }
 
-/**
- * Archives (`archived` true) or restores the caller's own rows, in the same per-user turn as its
- * marks; ids of other users, unknown and malformed ids are silently ignored. Returns the ids of
- * the rows whose state changed.
- */
+/** Archives or restores the caller's own rows in the same per-user turn as marks; returns the ids that changed. */
 export async function archiveNotifications(
   db: Db,
   writer: FeedWriter,
@@ -116,12 +108,7 @@ export async function archiveNotifications(
   return inTurn(writer, placeInQueue(writer), () => updateArchived(db, writer.userId, ids, archived));
 }
 
-/**
- * Marks every row of the caller's matching the type filter (empty ≡ omitted; an unknown type
- * matches nothing) that existed when the call began; see `updateAllSeen` for why rows published
- * meanwhile are untouched. A call that has to wait for its turn takes the database's snapshot
- * as it arrives, so rows published while it waits are untouched too.
- */
+/** Marks every matching row that existed when the call began (or, if it waited, when it arrived); see `updateAllSeen`. */
 export async function markAllNotifications(
   db: Db,
   writer: FeedWriter,
@@ -144,7 +131,6 @@ export function availableNotificationTypes(db: Db): Promise<NotificationTypeEntr
 /** `createdAt` is for backfills; it defaults to now. */
 export type PublishNotificationInput = Omit<NewNotification, 'createdAt'> & { createdAt?: Date | null };
 
-/** Inserts a batch in one statement, once every item names a catalog type and a known user. */
 export async function publishNotifications(em: Em, inputs: readonly PublishNotificationInput[]): Promise<NotificationView[]> {
   if (inputs.length > PUBLISH_MAX)
     throw badInput(`input may hold at most ${PUBLISH_MAX} notifications.`, [

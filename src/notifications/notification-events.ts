@@ -21,7 +21,6 @@ export interface NotificationEvent {
   kind: 'created' | 'updated' | 'reset';
   /** The badge numbers once the change committed (for the stream's type filter, if any), per type too. */
   counts: NotificationCountsByType;
-  /** The new notification of a `created` event; null for `updated`. */
   notification: NotificationView | null;
   /** The notifications the change concerns (created: the one; updated: those whose state changed). */
   notificationIds: string[];
@@ -44,7 +43,6 @@ const UPDATED_IDS_MAX = 500;
 /** One user's change as it travels between instances: the events and every type's counts after the commit. */
 export interface ChangeMessage {
   events: Array<Pick<NotificationEvent, 'kind' | 'notification' | 'notificationIds'>>;
-  /** unread and read count per notification type. */
   counts: Record<string, [number, number]>;
 }
 
@@ -54,19 +52,12 @@ const channelOf = (userId: string) => CHANNEL_PREFIX + userId;
 const logKeyOf = (userId: string) => 'notifications:log:' + userId;
 
 export interface NotificationEvents {
-  /** After a publish committed: one `created` event per notification, to its owner's streams. */
   created(notifications: ReadonlyArray<{ userId: string; notification: NotificationView }>): Promise<void>;
-  /**
-   * After a mark committed: one `updated` event with the changed rows and the new counts; none for
-   * no ids. `null` (mark-all) or over UPDATED_IDS_MAX ids: the event lists none, telling the client to re-read.
-   */
+  /** After a mark committed: one `updated` event; a mark-all or a large change lists no ids (re-read). */
   updated(userId: string, notificationIds: readonly string[] | null): Promise<void>;
   /**
-   * The user's events from when the bus listens (or SUBSCRIBE_WAIT_MS, Redis being away) until the
-   * lease ends (`revoked`: an `invalid_key` error) or the consumer returns. `created` events follow
-   * the filter, `updated` ones always come; past STREAM_BUFFER_MAX_BYTES the lease ends (`overflow`).
-   * With `lastEventId` (a client reconnecting), first what followed that event in the user's log,
-   * then live events; one `reset` event instead when the log cannot tell (unknown, old or malformed id).
+   * The user's events until the lease ends or the consumer returns. With `lastEventId`, first what
+   * followed that event in the log, or one `reset` when the log cannot tell.
    */
   subscribe(
     userId: string,
@@ -79,10 +70,8 @@ export interface NotificationEvents {
 }
 
 /**
- * Delivers feed changes to the owners' open streams on every instance, through the event bus,
- * and keeps each user's recent changes in a log (`eventLog`) for streams that resume.
- * Writers call it after their commit, so a stream never hears of a row a reader cannot yet see;
- * a failure to deliver is logged and never fails the write.
+ * Delivers feed changes to the owners' streams on every instance and keeps a log for resumes.
+ * Called after commit, so no stream hears of a row a reader cannot see; failures never fail the write.
  */
 export function createNotificationEvents(deps: { db: Db; bus: EventBus; eventLog: EventLog; log: Logger }): NotificationEvents {
   const { db, bus, eventLog, log } = deps;
@@ -176,10 +165,7 @@ async function watch(deps: WatchDeps, stream: { userId: string; filter: string |
   return queue;
 }
 
-/**
- * Fills a resuming stream's queue: what followed its last event in the log (or one `reset` when the
- * log cannot tell), then the live events held meanwhile that came after it, then it goes live.
- */
+/** Fills a resuming stream's queue from the log, then the live events held meanwhile, then goes live. */
 async function resume(deps: WatchDeps, stream: { userId: string; filter: string | null; lastEventId: string | null }, watcher: Watcher) {
   const from = eventPosition(stream.lastEventId);
   let missed: NotificationEvent[] | null = null;
@@ -240,11 +226,7 @@ const withWeight = (event: NotificationEvent) => {
   return event;
 };
 
-/**
- * One event bus subscription per user with open streams on this instance, whatever their number:
- * each message is parsed once, and its events are built once per type filter among the user's
- * streams, then handed to every stream of that filter (shared, not copied).
- */
+/** One bus subscription per user per instance: each message is parsed once and shared by that user's streams. */
 function createUserChannels(bus: EventBus, log: Logger) {
   const users = new Map<string, { watchers: Set<Watcher>; ready: Promise<void>; close(): void }>();
 
@@ -290,10 +272,7 @@ function createUserChannels(bus: EventBus, log: Logger) {
   };
 }
 
-/**
- * A change's events as a stream with `filter` receives them, each weighed once, each with its id:
- * the entry's id on the last, `<entry id>/<index>` on those before it.
- */
+/** A change's events for a stream's filter, each with its id (`<entry id>/<index>` on all but the last). */
 function eventsFor(entryId: string, message: ChangeMessage, filter: string | null): NotificationEvent[] {
   const counts = countsFor(message.counts, filter);
   let events = message.events

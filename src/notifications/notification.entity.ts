@@ -13,10 +13,7 @@ export const NotificationTypeSchema = defineEntity({
 export class NotificationType extends NotificationTypeSchema.class {}
 NotificationTypeSchema.setClass(NotificationType);
 
-/**
- * One row of a user's bell feed. Timestamps have millisecond precision so a keyset cursor
- * built from a JS Date points exactly at its row.
- */
+/** One row of a user's bell feed; millisecond timestamps so a keyset cursor from a JS Date points exactly at its row. */
 export const NotificationSchema = defineEntity({
   name: 'Notification',
   tableName: 'notifications',
@@ -45,10 +42,7 @@ export const NotificationSchema = defineEntity({
 export class Notification extends NotificationSchema.class {}
 NotificationSchema.setClass(Notification);
 
-/**
- * Badge numbers per user and type, kept exact by statement-level triggers on `notifications`
- * (see the initial migration), so counts never scan a feed.
- */
+/** Badge numbers per user and type, kept exact by statement-level triggers, so counts never scan a feed. */
 export const NotificationCounterSchema = defineEntity({
   name: 'NotificationCounter',
   tableName: 'notification_counters',

@@ -94,10 +94,7 @@ const MarkNotificationsReadResultRef = builder.objectRef<{ updatedCount: number 
   }),
 });
 
-/**
- * Where the caller's feed reads go: the read replica when one is configured and has replayed the
- * caller's last write (infra/database/replica.ts), else the primary.
- */
+/** The read replica once it has replayed the caller's last write (infra/database/replica.ts), else the primary. */
 const readsOf = (ctx: UserContext): Db => (ctx.services.replica ? ctx.services.replica.readsFor(ctx.principal.userId) : ctx.db.sql);
 
 /** After a write to these users' feeds committed: their next reads see it, on the replica too. */

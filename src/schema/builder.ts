@@ -4,14 +4,8 @@ import type { Context, OrganizationContext, PlatformContext, UserContext } from 
 import { AppError } from '../common/errors.js';
 
 /**
- * The one SchemaBuilder. Scopes:
- * - READ / WRITE / ADMIN: a gateway key holding that scope (ADMIN only while its owner is an ADMIN);
- * - platform: the INTERNAL_API_TOKEN;
- * - organizationAdmin(orgId): an ADMIN-scoped key of an ADMIN user of that organization;
- * - ownUserAdmin(userId): an ADMIN-scoped key of that very (ADMIN) user, for what must never act as another member;
- * - ownUser(userId): any gateway key of that very user, whatever its scopes, for what concerns only the user's own credentials;
- * - skipTrace: an organization's skip trace key (`stk_…`);
- * - anyCredential: any valid credential (a gateway key whatever its scopes, a skip trace key, the platform token).
+ * The one SchemaBuilder. Scopes: READ/WRITE/ADMIN (gateway key; ADMIN only while its owner is),
+ * platform, organizationAdmin, ownUserAdmin, ownUser (a key's own user), skipTrace, anyCredential.
  */
 export const builder = new SchemaBuilder<{
   Context: Context;

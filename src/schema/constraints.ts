@@ -1,12 +1,7 @@
 /**
- * JSON Schema keywords for an argument or input field, kept in its `extensions.constraints`. The
- * resolvers enforce the same limits; discovery documents and the REST routes' validation read
- * them from the schema, so the limits are stated once.
- *
- * `messages` words a keyword whose generic wording would read badly (a ZIP `pattern`, a state
- * code's length), keyed like the keywords (`items` for list items): the rule's own message, the
- * one its resolver gives, kept in `extensions.constraintMessages`. Only the REST routes' own
- * validator reads them; the published schemas stay standard JSON Schema.
+ * JSON Schema keywords for an argument or input field, stated once in `extensions.constraints` for
+ * resolvers, discovery and REST validation. `messages` words a rule whose generic wording reads badly
+ * (REST's own validator only; published schemas stay standard).
  */
 export type ConstraintMessages = { [keyword: string]: string | ConstraintMessages };
 

@@ -12,12 +12,10 @@ import type { StreamRegistry } from '../infra/stream-registry.js';
 import type { OrganizationPrincipal, PlatformPrincipal, Principal, UserPrincipal } from './principal.js';
 
 /**
- * Process-wide dependencies, built once at start-up (app/app.ts) and shared by every request.
- * A domain that provides a service adds it here from its own folder (declaration merging), so
- * this base never imports a domain:
- *
- *     declare module '../schema/context.js' { interface Services { traces: TraceCoordinator } }
- */
+ /**
+  * Process-wide dependencies shared by every request. A domain adds its service from its own folder
+  * (declaration merging on `Services`), so this base never imports a domain.
+  */
 export interface Services {
   config: Config;
   log: pino.Logger;
@@ -27,10 +25,7 @@ export interface Services {
   redis: Redis | null;
   /** Feed reads on a streaming replica, with read-your-writes (DATABASE_REPLICA_URL); null without one: every read on `sql`. */
   replica: ReplicaReads | null;
-  /**
-   * This app's Prometheus registry (`GET /metrics`). One per app, never prom-client's global one:
-   * tests run several apps in one process. Each layer defines its metrics on it where their events happen.
-   */
+  /** This app's Prometheus registry, never prom-client's global one: tests run several apps in one process. */
   metrics: Registry;
   /** Open long-lived streams (subscriptions) on this instance, with their per-key and total limits. */
   streams: StreamRegistry;
@@ -53,43 +48,28 @@ export interface RequestContext {
   lastEventId?: string;
   /** Set by a REST route that accepts an Idempotency-Key, when the request carries one. */
   idempotencyKey?: IdempotencyKey;
-  /**
-   * Set by the REST layer: the variables met the operation's JSON Schema (http/rest/operation.ts),
-   * so a resolver checks only the rules that schema does not state. Never set on `/graphql`.
-   */
+  /** Set by the REST layer once variables met the JSON Schema, so resolvers check only the rest. Never on `/graphql`. */
   variablesChecked?: boolean;
-  /**
-   * Set by a REST route with a `holdSlot` hook: what the request holds while it runs (the skip
-   * trace in-flight slot) is held already, taken before the body was read.
-   */
+  /** Set by a route with a `holdSlot` hook: the in-flight slot was taken before the body was read. */
   slotHeld?: boolean;
 }
 
-/**
- * One request's database handles. Raw SQL is there at once; the forked EntityManager and any
- * DataLoader are made when a resolver first asks, since the hot operations track no entities.
- */
+/** One request's database handles; the EntityManager and DataLoaders are made on first ask (hot paths track no entities). */
 export class RequestDb {
   #em: Em | undefined;
   readonly #loaders = new Map<symbol, DataLoader<unknown, unknown>>();
 
   constructor(
     private readonly orm: Orm,
-    /** Raw SQL outside any unit of work. */
     readonly sql: Db,
   ) {}
 
-  /** This request's own EntityManager (identity map, unit of work). */
   get em(): Em {
     this.#em ??= this.orm.em.fork();
     return this.#em;
   }
 
-  /**
-   * This request's DataLoader named `key`, made by `create` on first use: lookups by id within one
-   * request are batched, so nested fields never issue one query per row. Each domain declares its
-   * own loaders (a `symbol` each) beside its schema.
-   */
+  /** This request's DataLoader for `key`, made on first use, so nested fields never query per row. */
   loader<K, V>(key: symbol, create: (em: Em) => DataLoader<K, V>): DataLoader<K, V> {
     let loader = this.#loaders.get(key);
     if (!loader) {

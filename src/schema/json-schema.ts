@@ -1,12 +1,6 @@
 /**
- * Derives JSON Schemas (draft 2020-12) for a GraphQL operation's variables and result.
- *
- * The schemas are generated from the GraphQLSchema (never hand-written) so the
- * discovery endpoint, the OpenAPI document and gateway request validation cannot drift from the
- * API. Each declares its dialect (`$schema`) and keeps the input objects it uses under `$defs`;
- * a default `Ajv2020` with `ajv-formats` compiles every one in strict mode. Only standard
- * keywords are emitted, except `errorMessage` when the server's own validator asks for it
- * (`errorMessages`).
+ * JSON Schemas (draft 2020-12) of an operation's variables and result, derived from the GraphQLSchema
+ * so discovery, OpenAPI and gateway validation cannot drift from the API.
  */
 import {
   GraphQLNonNull,
@@ -52,22 +46,16 @@ export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema
 export const NUL_FREE_PATTERN = '^[^\\u0000]*$';
 
 export type JsonSchema = Record<string, unknown>;
-/** Fragment definitions by name; required only when the operation uses fragment spreads. */
 export type FragmentMap = Readonly<Record<string, FragmentDefinitionNode>>;
 export interface OperationSchemaOptions {
   fragments?: FragmentMap;
 }
 
 export interface VariablesSchemaOptions extends OperationSchemaOptions {
-  /**
-   * Emit each constraint's own message (`constraints(keywords, messages)`) as `errorMessage:
-   * {keyword: message}` beside its keyword, for the REST routes' validator to word its details
-   * with. Not standard JSON Schema: never in a published schema.
-   */
+  /** Emit each constraint's message as `errorMessage` for the REST validator; never in a published schema. */
   errorMessages?: boolean;
 }
 
-/** Convenience: collect the fragment definitions of a parsed document. */
 export function fragmentsOf(document: DocumentNode): FragmentMap {
   const map: Record<string, FragmentDefinitionNode> = {};
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) map[d.name.value] = d;
@@ -75,9 +63,6 @@ export function fragmentsOf(document: DocumentNode): FragmentMap {
 }
 
 type InputDef = GraphQLArgument | GraphQLInputField;
-
-// ---------------------------------------------------------------------------
-// Shared type mapping
 
 const SCALARS: Record<string, JsonSchema> = {
   String: { type: 'string' },
@@ -113,7 +98,6 @@ function orNull(s: JsonSchema): JsonSchema {
   return { anyOf: [s, { type: 'null' }] }; // e.g. `$ref`
 }
 
-/** Unwraps NonNull/List wrappers; `named` maps the innermost named type. */
 function wrapped(type: GraphQLType, named: (t: GraphQLNamedType) => JsonSchema): JsonSchema {
   const inner = getNullableType(type);
   const s = isListType(inner) ? { type: 'array', items: wrapped(inner.ofType, named) } : named(inner);
@@ -136,10 +120,7 @@ const TIGHTEST: Record<string, (a: number, b: number) => number> = {
 
 const isObject = (v: unknown): v is JsonSchema => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/**
- * Sets or clears the message of keyword `k` on `target`, whose value of `k` now comes from a
- * constraint stating `message` (or none): a message never outlives the bound it words.
- */
+/** Sets or clears the message of a keyword on `target`: a message never outlives the bound it words. */
 function wordKeyword(target: JsonSchema, k: string, message: unknown): void {
   const { [k]: _replaced, ...others } = (target.errorMessage as Record<string, string> | undefined) ?? {};
   const words = typeof message === 'string' ? { ...others, [k]: message } : others;
@@ -147,10 +128,7 @@ function wordKeyword(target: JsonSchema, k: string, message: unknown): void {
   else delete target.errorMessage;
 }
 
-/**
- * Adds keywords to a schema without weakening what is already there. `messages` (only for the
- * server's validator) words the keywords it names, wherever each one lands.
- */
+/** Adds keywords to a schema without weakening what is already there. */
 function withKeywords(s: JsonSchema, extra: JsonSchema, messages?: JsonSchema): JsonSchema {
   const entries = Object.entries(extra).filter(([, v]) => v !== undefined);
   if (!entries.length) return s;
@@ -173,10 +151,7 @@ function withKeywords(s: JsonSchema, extra: JsonSchema, messages?: JsonSchema): 
   return out;
 }
 
-/**
- * Merges `extensions.constraints` of an argument/input field; `items` targets list items. With
- * `errorMessages`, its `extensions.constraintMessages` too.
- */
+/** Merges `extensions.constraints` of an argument or input field; `items` targets list items. */
 function withConstraints(s: JsonSchema, def: InputDef, errorMessages: boolean): JsonSchema {
   const constraints = def.extensions?.constraints;
   if (!isObject(constraints)) return s;
@@ -200,9 +175,6 @@ function fragment(fragments: FragmentMap | undefined, name: string): FragmentDef
   if (!definition) throw new Error(`Fragment "${name}" is not defined; pass { fragments: fragmentsOf(document) }.`);
   return definition;
 }
-
-// ---------------------------------------------------------------------------
-// Variables
 
 /** The definitions of the input object types a variables schema uses, and whether they carry messages. */
 interface InputDefinitions {
@@ -306,9 +278,6 @@ export function variablesJsonSchema(
   return out;
 }
 
-// ---------------------------------------------------------------------------
-// Result
-
 // `optional`: only selected under @skip/@include, so the key may be absent.
 type Collected = { nodes: FieldNode[]; optional: boolean };
 
@@ -316,8 +285,8 @@ const isConditional = (sel: SelectionNode) => !!sel.directives?.some((d) => d.na
 
 function fragmentApplies(schema: GraphQLSchema, cond: NamedTypeNode | undefined, type: GraphQLObjectType) {
   if (!cond) return true;
-  const t = typeFromAST(schema, cond);
-  return t === type || (isAbstractType(t) && schema.isSubType(t, type));
+  const conditionType = typeFromAST(schema, cond);
+  return conditionType === type || (isAbstractType(conditionType) && schema.isSubType(conditionType, type));
 }
 
 /** Same merging as graphql's CollectFields, for one concrete runtime type. */
@@ -375,10 +344,7 @@ function compositeSchema(schema: GraphQLSchema, type: GraphQLCompositeType, sets
   return branches.length === 1 ? branches[0] : branches.length ? { anyOf: branches } : { not: {} };
 }
 
-/**
- * Schema of `data`, or with `rootField: true` and exactly one root field selected,
- * of that field's value. Fragment spreads need `fragments`, otherwise this throws.
- */
+/** Schema of `data`, or with `rootField: true` of the one root field's value. */
 export function resultJsonSchema(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,

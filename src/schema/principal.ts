@@ -1,8 +1,6 @@
-/** A gateway key's scopes. */
 export const SCOPES = ['READ', 'WRITE', 'ADMIN'] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** A user's role in its organization. */
 export const USER_ROLES = ['ADMIN', 'MEMBER'] as const;
 export type UserRole = (typeof USER_ROLES)[number];
 
@@ -12,7 +10,6 @@ export type Principal = AnonymousPrincipal | UserPrincipal | PlatformPrincipal |
 /** A principal that presented a valid credential: what rate windows and routes serve. */
 export type Caller = Exclude<Principal, { type: 'anonymous' }>;
 
-/** Any valid credential's principal type. */
 export const ANY_CALLER: readonly Caller['type'][] = ['user', 'organization', 'platform'];
 
 export interface AnonymousPrincipal {
@@ -43,7 +40,6 @@ export interface PlatformPrincipal {
 export interface OrganizationPrincipal {
   type: 'organization';
   keyId: string;
-  /** The presented key's hint (first 8 and last 4 characters), as stored at issue. */
   keyHint: string;
   organizationId: string;
 }

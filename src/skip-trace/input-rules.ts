@@ -126,14 +126,14 @@ export function checkAddress(value: unknown, path: string, metSchema = false): E
   if (metSchema) return rulesBeyondSchema(value as Record<string, unknown>, path);
   if (value === undefined) return [{ path, message: REQUIRED }];
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return [{ path, message: mustBeOfType(['object']) }];
-  const a = value as Record<string, unknown>;
+  const address = value as Record<string, unknown>;
   const details: ErrorDetail[] = [];
   for (const [field, rule] of Object.entries(ADDRESS_RULES) as [string, FieldRule][]) {
-    const v = text(details, a[field], `${path}.${field}`, rule.required);
-    const problem = v === undefined ? undefined : rule.problem(v);
+    const fieldText = text(details, address[field], `${path}.${field}`, rule.required);
+    const problem = fieldText === undefined ? undefined : rule.problem(fieldText);
     if (problem) details.push({ path: `${path}.${field}`, message: problem });
   }
-  for (const key of Object.keys(a)) {
+  for (const key of Object.keys(address)) {
     if (!ADDRESS_FIELDS.includes(key)) details.push({ path: `${path}.${key}`, message: UNKNOWN_FIELD });
   }
   return details;

@@ -9,19 +9,9 @@ import { maskError, withContractErrorCodes } from './graphql-errors.js';
 import type { Yoga } from './yoga.js';
 
 /**
- * The common `/graphql` request without Yoga's HTTP pipeline: a POST of one JSON object
- * `{query, variables?, operationName?}` whose document Yoga has already parsed, limited,
- * validated and compiled (compiled-execution.ts compiles only in `onExecute`, after all of that,
- * and only queries and mutations without introspection). Such a request runs the same compiled
- * document with the same context, masking, error codes and result serialization as Yoga would,
- * minus the per-request work that only restates what is known of the document: the fetch-API
- * Request and Response, the envelop hooks, the parse and validation cache lookups, the limits,
- * and a streamed reply (its cost: docs/scaling.md).
- *
- * Anything else (GET, GraphiQL, `documentId`, `extensions`, an unusual Accept or Content-Type,
- * a document seen fewer than twice or not compilable, a subscription, introspection, U+0000 in
- * variables) goes to Yoga, before anything has run. test/graphql/fast-path.test.ts sends the same
- * requests through both and compares their answers.
+ * The common `/graphql` POST of a document Yoga already parsed, validated and compiled, run without
+ * Yoga's HTTP pipeline but with its context, masking, codes and serialization. Anything else goes to
+ * Yoga; test/graphql/fast-path.test.ts compares both paths.
  */
 export type GraphqlFastPath = (request: FastifyRequest, reply: FastifyReply, context: RequestContext) => Promise<boolean>;
 

@@ -5,16 +5,9 @@ import { AppError, ERRORS, isGraphqlErrorCode, type ErrorKind, type GraphqlError
 import { containsNul, NUL_MESSAGE } from '../../common/nul.js';
 import { BATCHING_ENABLED } from './limits.js';
 
-/**
- * Errors in GraphQL's shape, for `/graphql` and for the REST routes' executor: masking of
- * resolver errors, Yoga's own codes mapped to the contract's, and the refusals `/graphql` answers
- * before Yoga runs. Codes and statuses come from the one table (common/errors.ts).
- */
+/** Errors in GraphQL's shape for `/graphql` and the REST executor; codes from the one table (common/errors.ts). */
 
-/**
- * Expected errors keep their code; GraphQL's request errors become BAD_USER_INPUT; anything else
- * is logged and masked. Unchanged errors are returned as is: Yoga logs every one it replaces.
- */
+/** Expected errors keep their code; anything else is logged and masked. Unchanged errors are returned as is, since Yoga logs every one it replaces. */
 export function maskError(error: unknown, requestLog: Pick<Logger, 'error'>): GraphQLError {
   // Yoga parses the `variables` and `extensions` of GET (and form-encoded) requests with JSON.parse,
   // before any GraphQL runs: a SyntaxError that reaches us unwrapped is the caller's input.
@@ -56,10 +49,7 @@ export function maskError(error: unknown, requestLog: Pick<Logger, 'error'>): Gr
 /** Extensions that describe our internals rather than the caller's request (Yoga adds `originalError` to some request errors). */
 const INTERNAL_EXTENSIONS = ['originalError', 'stack', 'exception'];
 
-/**
- * Yoga's own request-error codes (GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, …) become the
- * contract's BAD_USER_INPUT, and extensions that describe internals are dropped.
- */
+/** Yoga's own request-error codes become BAD_USER_INPUT; internal extensions are dropped. */
 export function withContractErrorCodes(errors: readonly GraphQLError[]): GraphQLError[] {
   return errors.map((error) => {
     const code = error.extensions?.code;
@@ -98,19 +88,13 @@ export const graphqlRefusal = (status: number, message: string, code: GraphqlErr
   body: { errors: [{ message, extensions: { code } }] },
 });
 
-/**
- * An error of ours on `/graphql`: the table's GraphQL code and HTTP status, except that a request
- * GraphQL over HTTP calls malformed is 400 there, where REST says 422.
- */
+/** Our error on `/graphql`: a malformed request is 400 there (GraphQL over HTTP), where REST says 422. */
 export function refusalOf(kind: ErrorKind, message: string): GraphqlRefusal {
   const { status, graphql } = ERRORS[kind];
   return graphqlRefusal(status === 422 ? 400 : status, message, graphql);
 }
 
-/**
- * A POST body that is not one GraphQL request object: arrays are batches (off); scalars and `{}`
- * would reach Yoga as an empty body and come back as a misleading "invalid JSON".
- */
+/** Not one request object: arrays are batches (off); scalars and `{}` would get a misleading "invalid JSON" from Yoga. */
 export function refuseBody(method: string, body: unknown): GraphqlRefusal | null {
   if (method !== 'POST') return null;
   if (Array.isArray(body) && !BATCHING_ENABLED) {
@@ -125,10 +109,7 @@ export function refuseBody(method: string, body: unknown): GraphqlRefusal | null
   return null;
 }
 
-/**
- * GET requests carry `variables` and `extensions` as JSON in the query string; Yoga parses them
- * with a bare JSON.parse, so a malformed one is refused here, with a message saying which.
- */
+/** Yoga parses GET `variables`/`extensions` with bare JSON.parse, so a malformed one is refused here, named. */
 export function refuseQueryParams(url: string): GraphqlRefusal | null {
   const search = url.includes('?') ? new URLSearchParams(url.slice(url.indexOf('?') + 1)) : null;
   for (const name of ['variables', 'extensions']) {

@@ -26,12 +26,8 @@ const SINGLE_CONNECTION_MODE_REFUSAL =
   '(one request per subscription, e.g. createClient({ singleConnection: false })); its single connection mode (a PUT reserving a stream) is not supported.';
 
 /**
- * `POST /graphql` for internal tools (and GraphiQL outside production), and `GET /schema.graphql`.
- * Both need a valid credential: introspection and the SDL are for authenticated callers only.
- * Every request spends a point of its caller's rate window (a gateway key's requests here share
- * its gateway window, and so on: credential-guard.ts), or of its client IP's without a valid one.
- * Every error of `/graphql`, including those raised before Yoga runs (unreadable body, body limit),
- * is answered in GraphQL's shape, `{"errors": [{message, extensions: {code}}]}`.
+ * `POST /graphql` for internal tools and `GET /schema.graphql`, both for valid credentials only;
+ * every error, even before Yoga runs, in GraphQL's shape.
  */
 export function registerGraphqlRoutes(
   app: FastifyInstance,

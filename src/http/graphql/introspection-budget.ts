@@ -17,11 +17,7 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import { fieldsOf, fragmentsOf, type FragmentLookup } from './selections.js';
 
-/**
- * Values (fields and list items) one operation's introspection may return, counted before it runs
- * over the schema's own data: depth and cost limits cannot see how introspection lists multiply
- * (docs/scaling.md).
- */
+/** Values one operation's introspection may return: depth and cost limits cannot see how its lists multiply (docs/scaling.md). */
 export const MAX_INTROSPECTION_VALUES = 10_000;
 
 interface Walk {
@@ -55,11 +51,7 @@ function* introspectionRootFields(selectionSet: SelectionSetNode, fragment: Frag
   for (const field of fieldsOf(selectionSet, fragment)) if (field.name.value === '__schema' || field.name.value === '__type') yield field;
 }
 
-/**
- * One field: resolved the way graphql-js would (introspection resolvers are synchronous and
- * read only the schema), then its value counted, each list item once, and its selections walked.
- * Fields that share a response key are counted each time: an over-estimate, never an under-one.
- */
+/** One field resolved as graphql-js would, its value counted; shared response keys count each time (an over-estimate). */
 function countField(walk: Walk, field: GraphQLField<unknown, unknown>, node: FieldNode, source: unknown, budget: number) {
   walk.count++;
   const args = getArgumentValues(field, node, walk.variables);

@@ -8,11 +8,7 @@ import type { GraphqlErrorCode } from '../../common/errors.js';
 import { containsNul, NUL_MESSAGE } from '../../common/nul.js';
 import { fieldsOf } from './selections.js';
 
-/**
- * Limits on what one `/graphql` document may ask for, each refused as `BAD_USER_INPUT` naming the
- * limit before anything runs (the documents they were sized on: docs/scaling.md). The REST routes
- * run fixed, pre-validated documents and skip them.
- */
+/** Limits on one `/graphql` document, refused as `BAD_USER_INPUT` before anything runs (sizing: docs/scaling.md). */
 
 /** Deepest nesting: twice the schema's deepest path (4); it bounds `__type { ofType … }` walks. */
 export const MAX_DEPTH = 8;
@@ -26,10 +22,7 @@ export const MAX_COST = 1000;
 /** Tokens per document, counted while parsing so a huge document is cheap to refuse; bulk inputs go in `variables`. */
 export const MAX_TOKENS = 2000;
 
-/**
- * Batching stays off: it would multiply every limit above by the batch size, and batch results
- * bypass the hook that maps error codes to the contract's. An array body is BAD_USER_INPUT.
- */
+/** Batching stays off: it multiplies every limit and bypasses the contract's error codes. */
 export const BATCHING_ENABLED = false;
 
 const refusal = (message: string, code: GraphqlErrorCode = 'BAD_USER_INPUT') =>
@@ -84,10 +77,7 @@ export function noNulInStringsRule(context: ValidationContext): ASTVisitor {
   };
 }
 
-/**
- * A charged trace must be the only thing its response can lose: beside another field (other than
- * `__typename`), that field's failure could null out (non-null propagation) a trace already charged.
- */
+/** A charged trace must be alone in its response, so another field's failure cannot null out a charged trace. */
 export const SKIP_TRACE_ALONE_MESSAGE = 'skipTrace must be the only field of its mutation: send one trace per request.';
 /** The same for a batch, whose items are charged alike. */
 export const SKIP_TRACE_BATCH_ALONE_MESSAGE = 'skipTraceBatch must be the only field of its mutation: send one batch per request.';

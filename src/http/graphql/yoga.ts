@@ -14,7 +14,7 @@ import { withSchemaOnKey } from './graphiql-schema-on-key.js';
 
 export type Yoga = YogaServerInstance<RequestContext, Context>;
 
-/** Parsed documents kept for reuse, bounded in bytes too: a parsed document weighs up to ~110 bytes per character. */
+/** Parsed documents kept for reuse, bounded in bytes too, since a parsed document outweighs its text (docs/scaling.md). */
 export const DOCUMENT_CACHE_MAX_ENTRIES = 1000;
 export const DOCUMENT_CACHE_MAX_BYTES = 16 * 1024 * 1024;
 const PARSED_BYTES_PER_CHAR = 128;
@@ -36,10 +36,7 @@ function boundedParseCaches() {
   return { documentCache, errorCache, validationCache: true };
 }
 
-/**
- * GraphiQL outside production, every asset inlined in the page: nothing loads from another host,
- * so a key typed into it goes nowhere else. Rendered once, at its first request.
- */
+/** GraphiQL outside production, every asset inlined: nothing loads from another host, so a typed key goes nowhere else. */
 export const GRAPHIQL_KEY_NOTE = 'Put your key in the Headers tab below';
 const GRAPHIQL_OPTIONS = {
   title: 'CRM developer API: GraphiQL',

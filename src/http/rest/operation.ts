@@ -1,9 +1,4 @@
-/**
- * A REST route's operation, from start-up to its result: its document prepared against the
- * schema (its one root field, the scope that field declares, its variables' JSON Schema), its
- * variables checked against that schema (Ajv), and its execution (compiled once, graphql-jit) with
- * the request's context and the same error masking as `/graphql`.
- */
+/** A REST route's operation: its document prepared at start-up, its variables checked (Ajv), its execution (graphql-jit). */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import {
   Kind,
@@ -31,12 +26,10 @@ import { readTimestamp } from '../../schema/scalars.js';
 import { maskError } from '../graphql/graphql-errors.js';
 import { sharedSubscribe } from '../streams/shared-subscribe.js';
 
-/** A GraphQL document a REST route runs, checked against the schema and prepared at start-up. */
 export interface RestOperation {
   name: string;
   type: 'query' | 'mutation' | 'subscription';
   document: DocumentNode;
-  /** Its one root field, whose value the route answers with. */
   rootField: string;
   /** The gateway scope (READ, WRITE or ADMIN) its root field declares, if any: a caller without it is 403. */
   scope?: Scope;
@@ -85,11 +78,7 @@ export function inputBodySchema(operation: RestOperation, variable: string): Jso
   return { $schema, ...($defs && { $defs }), ...(input as JsonSchema) };
 }
 
-/**
- * The one JSON Schema validator of the REST routes: every route's body is checked against the
- * variables schema of its operation, derived from the GraphQL schema (json-schema.ts). `verbose`
- * keeps each failing schema beside its error, so a message can name the allowed values.
- */
+/** The REST routes' one variables validator; `verbose` keeps each failing schema so a message can name allowed values. */
 const ajv = new Ajv2020({
   strict: false,
   allErrors: true,
@@ -98,23 +87,15 @@ const ajv = new Ajv2020({
 });
 
 export interface VariablesValidator {
-  /** The variables' JSON Schema as discovery publishes it: standard keywords only. */
   readonly schema: JsonSchema;
-  /**
-   * The contract's `details` for `variables`, empty when they are valid. `leaveRulesAt`: paths
-   * whose rules (a length, a pattern: any keyword but a JSON type's, a required or unknown field's,
-   * an enumeration's) the operation answers itself, e.g. an item of a list that fails alone.
-   */
+  /** The contract's `details` for `variables`; `leaveRulesAt`: paths whose rules the operation answers itself. */
   check(variables: unknown, leaveRulesAt?: RegExp): ErrorDetail[];
   /** Compiles the validator now (it is otherwise compiled at the first check): for tests. */
   compile(): void;
 }
 
 export function variablesValidator(schema: GraphQLSchema, operation: OperationDefinitionNode, fragments: FragmentMap): VariablesValidator {
-  // Checked against the variant that carries the rules' own messages (`errorMessage`), which is
-  // this validator's business only: discovery publishes the standard schema. Compiled at the
-  // first check, not at start-up: Ajv's compilation (its meta-schema's above all) was most of the
-  // start-up's CPU; test/gateway/variables-compile.test.ts compiles every operation's validator.
+  // The variant with the rules' own messages, compiled at first check (docs/architecture.md, step 6).
   let validate: ValidateFunction | undefined;
   const compiled = () => (validate ??= ajv.compile(variablesJsonSchema(schema, operation, { fragments, errorMessages: true })));
   return {
@@ -127,10 +108,7 @@ export function variablesValidator(schema: GraphQLSchema, operation: OperationDe
   };
 }
 
-/**
- * A rule in words, the same words the resolvers use for the same rule: the field's own message
- * when its schema states one (`errorMessage`, e.g. the ZIP rule), else one per keyword.
- */
+/** A rule in the resolvers' words: the field's own `errorMessage` when stated, else one per keyword. */
 function describe(error: ErrorObject): string {
   const own = (error.parentSchema as { errorMessage?: Record<string, string> } | undefined)?.errorMessage?.[error.keyword];
   if (own) return own;
@@ -170,8 +148,7 @@ const SHAPE_KEYWORDS = new Set(['type', 'required', 'additionalProperties', 'enu
 
 /** Ajv errors as contract `details`: one entry per failing path, naming unknown fields. */
 function errorDetails(validate: ValidateFunction, leaveRulesAt?: RegExp): ErrorDetail[] {
-  // A nullable input object is `anyOf: [{$ref}, {type: 'null'}]`; with allErrors Ajv also reports
-  // the null branch and the anyOf itself, which only repeat the real error.
+  // A nullable input's `anyOf` makes Ajv also report the null branch and the anyOf: repeats, dropped.
   const errors = (validate.errors ?? []).filter(
     (e) =>
       e.keyword !== 'anyOf' &&
@@ -193,25 +170,19 @@ function errorDetails(validate: ValidateFunction, leaveRulesAt?: RegExp): ErrorD
   });
 }
 
-/** The operation's data, or its first error as an AppError (masked when unexpected). */
 export type OperationResult = { data: Record<string, unknown> | null; error: AppError | null };
 
-/** Runs (or opens) one of the REST routes' fixed documents with its variables for one request. */
 type OperationRunner<Result> = (
   document: DocumentNode,
   variableValues: Record<string, unknown>,
   request: RequestContext,
 ) => Promise<Result>;
 
-/** Runs one of the REST routes' fixed documents with its variables for one request. */
 export type OperationExecutor = OperationRunner<OperationResult>;
 
 /**
- * How the REST routes call into the one schema: their documents are fixed and validated at
- * start-up, so each is compiled once (graphql-jit) and then called per request with the same
- * context and error masking as /graphql. They skip Yoga's HTTP pipeline (request parsing, parse
- * and validate caches, limits, result processing), none of which applies to a persisted document,
- * and whose per-request hooks were the largest share of a gateway call's allocations.
+ * REST documents are fixed and validated at start-up, so each is compiled once (graphql-jit) and
+ * skips Yoga's HTTP pipeline; same context and error masking as /graphql.
  */
 export function createOperationExecutor(schema: GraphQLSchema, services: Services): OperationExecutor {
   const compiled = new WeakMap<DocumentNode, CompiledQuery>();
@@ -234,16 +205,11 @@ export function createOperationExecutor(schema: GraphQLSchema, services: Service
   };
 }
 
-/** A subscription's results, or the error that refused it as it opened. */
 type SubscriptionResult = { events: AsyncIterator<ExecutionResult>; error: null } | { events: null; error: AppError };
 
-/** Opens one of the REST routes' fixed subscription documents for one request. */
 export type OperationSubscriber = OperationRunner<SubscriptionResult>;
 
-/**
- * Subscriptions run on graphql-js (opened once per stream, so nothing is gained by compiling them),
- * each event executed once for all the streams that read it alike (shared-subscribe.ts).
- */
+/** Subscriptions run on graphql-js (opened once per stream); each event executes once for its readers. */
 export function createOperationSubscriber(schema: GraphQLSchema, services: Services): OperationSubscriber {
   return async (document, variableValues, request) => {
     const result = await sharedSubscribe({ schema, document, contextValue: createContext(request, services), variableValues });

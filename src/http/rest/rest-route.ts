@@ -15,19 +15,11 @@ import { listVariablesProblems, type ListBody } from './list-variables.js';
 import { readIdempotencyKey } from './idempotency-key.js';
 import { queryVariables } from './query-parameters.js';
 
-/**
- * What the API reference (`GET /openapi.json`, reference/) says of a route beyond its
- * method, path, summary and credential. Schemas are JSON Schemas as json-schema.ts derives them
- * (their `$defs` become shared components); `#/components/schemas/<name>` refers to `components`.
- */
+/** What the API reference says of a route beyond method, path, summary and credential. */
 export interface RouteReference {
-  /** Longer text (Markdown) under the summary. */
   description?: string;
-  /** The JSON body. */
   body?: JsonSchema;
-  /** The query parameters: an object schema, one property per parameter. */
   query?: JsonSchema;
-  /** The 200 body (JSON). */
   response?: JsonSchema;
   /** Other media types a 200 may take (e.g. `text/event-stream`), by media type. */
   streams?: Record<string, { description: string; schema?: JsonSchema }>;
@@ -37,22 +29,15 @@ export interface RouteReference {
   responseHeaders?: Record<string, { description: string; schema?: JsonSchema }>;
   /** Errors the route answers with besides those every declared route can (credential, window, body, admission). */
   errors?: ErrorKind[];
-  /** Named schemas the others refer to (`#/components/schemas/<name>`). */
   components?: Record<string, JsonSchema>;
-  /** Example bodies, by name. */
   examples?: Record<string, { summary?: string; value: unknown }>;
   /** A POST that takes no body (e.g. an action on the resource its path names). */
   noBody?: boolean;
 }
 
-/**
- * Another representation of a route's answer, sent when the request's `Accept` names its media
- * type: streamed by the domain (e.g. a job's results as CSV) once the request passed every stage
- * a JSON answer would; a refusal before the first byte is an ordinary REST error.
- */
+/** Another representation of the answer, chosen by `Accept`, streamed once every JSON stage passed. */
 export interface RestDownload {
   mediaType: string;
-  /** For the API reference. */
   description: string;
   open: (services: Services, request: RequestContext, variables: Record<string, unknown>) => Promise<Readable>;
 }
@@ -67,56 +52,30 @@ export interface OperationCall {
 export interface ResponseHeader<V> {
   description: string;
   schema: JsonSchema;
-  /** Its value for this answer; undefined: not sent. */
+  /** Undefined: not sent. */
   value: (result: V) => string | undefined;
 }
 
 /**
- * A REST route, declared: everything route-specific, as data and small functions. The generic
- * stages below run every declaration through the same checks, in the contract's order:
- *
- *   credential (401) → rate window (429) → admission (429) → body size (413) → media type (415)
- *   → JSON (422) → Idempotency-Key header (422) → body or query → operation (422, 404) → scope (403)
- *   → variables (422) → execute → one error mapping
- *
- * so a new route cannot skip one. Errors are AppErrors (common/errors.ts) throughout. `C`: the
- * callers it serves; `V`: its operation's root field value.
+ * A REST route as data. The generic stages below run every declaration through the same checks in
+ * the contract's order (docs/architecture.md), so a new route cannot skip one.
  */
 export interface RestRoute<C extends Caller = Caller, V = unknown> {
-  /** POST routes take a JSON body; GET routes take query parameters. */
   method: 'POST' | 'GET';
   path: string;
-  /** One line for discovery and the API reference. */
   summary: string;
   /** Which credentials the route serves, by principal type; any other gets 401 `invalid_key`. */
   credential: { name: string; serves: readonly C['type'][] };
-  /**
-   * What the caller may hold at once (the skip trace in-flight slot), taken once the caller is
-   * known and within its window, before the body is read. Refuses by throwing an AppError;
-   * whatever it takes is released when the response is done or the caller leaves.
-   */
+  /** What the caller may hold at once, taken before the body is read and released when the response is done. */
   holdSlot?: (services: Services, caller: C, client: ClientWatch) => void;
-  /**
-   * GET routes: the JSON Schema of the query parameters, which are the operation's variables by
-   * name (`operation.variables.schema`), read by `query-parameters.ts`.
-   */
+  /** GET routes: the JSON Schema of the query parameters (the operation's variables by name). */
   query?: JsonSchema;
-  /**
-   * The request header that may carry an idempotency key (`Idempotency-Key`), checked by
-   * `idempotency-key.ts` and handed to the operation with its body's fingerprint.
-   */
+  /** The header that may carry an idempotency key (`Idempotency-Key`). */
   idempotencyHeader?: string;
-  /**
-   * The body (POST: parsed JSON, not yet checked, or a TextBody of `textBodies`) or the query
-   * parameters (GET), and the path parameters, as the operation to run and its variables.
-   */
+  /** The operation and variables from the body (POST) or query (GET) and the path parameters. */
   toCall: (input: unknown, url?: { params: Record<string, string>; query: Record<string, unknown> }) => OperationCall;
-  /**
-   * A body that is a list of traces (`list-variables.ts`): its shape is one 422, and its items' own
-   * address and actor rules are left to each item, which fails alone.
-   */
+  /** A list body: its shape is one 422; each item fails alone on its own rules. */
   list?: ListBody;
-  /** Path parameters (`:id` in `path`), described for the API reference. */
   pathParameters?: Record<string, { description: string; schema: JsonSchema }>;
   /** The status of a successful answer; 200 unless said (202 for work accepted to run later). */
   status?: number;
@@ -124,23 +83,15 @@ export interface RestRoute<C extends Caller = Caller, V = unknown> {
   bodyLimit?: number;
   /** Media types the body may take besides JSON, read as text (`TextBody`, http/server.ts), described for the API reference. */
   textBodies?: Record<string, { description: string; schema?: JsonSchema }>;
-  /** Another representation of the answer, chosen by `Accept`. */
   download?: RestDownload;
   /** A 422 for invalid variables: its message, and how `details` paths read (e.g. relative to the body rather than `variables`). */
   invalid: { message: string; path?: (path: string) => string };
-  /** The response body from the root field's value. */
   respond: (value: V) => unknown;
-  /** Headers of a successful answer, by name (the API reference documents them too). */
   responseHeaders?: Record<string, ResponseHeader<V>>;
-  /** What the API reference says of the route beyond what the fields above declare; optional. */
   reference?: RouteReference;
   /** How a subscription is answered (Server-Sent Events); a route without it runs none. */
   stream?: RestStream;
-  /**
-   * Told of every request the route refused after its rate window admitted it and before its
-   * operation ran (e.g. for an audit). A request the window refused is never told: it writes
-   * nothing, so a flood past the window costs no database write.
-   */
+  /** Told of refusals after the rate window admitted the request, so a flood past the window writes nothing. */
   onRefused?: (services: Services, refusal: { caller: C; kind: string; startedAt: number }) => Promise<void>;
 }
 

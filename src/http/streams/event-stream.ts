@@ -1,7 +1,4 @@
-/**
- * Streams, the writer: a source as Server-Sent Events in GraphQL over SSE's distinct connections
- * mode (`next` per value, then `complete`), for `/graphql` and the REST routes alike.
- */
+/** A source as Server-Sent Events (GraphQL over SSE, distinct connections mode), for `/graphql` and REST alike. */
 const KEEP_ALIVE_MS = 15_000;
 
 export const EVENT_STREAM_HEADERS = {
@@ -47,11 +44,7 @@ function encodeNext<T>(format: EventStreamFormat<T>, value: T): Uint8Array {
   return chunk;
 }
 
-/**
- * The source as an SSE body, pulled only as fast as the client reads (a slow client holds at most
- * what its source buffers); a client leaving returns the source. One that stops reading is
- * disconnected by the stream registry (infra/stream-registry.ts), not noticed here.
- */
+/** The source as an SSE body, pulled only as fast as the client reads; a client leaving returns the source. */
 export function eventStream<T>(
   source: AsyncIterator<T>,
   format: EventStreamFormat<T>,

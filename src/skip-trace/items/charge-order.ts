@@ -12,8 +12,8 @@ export interface ChargeOrder {
 }
 
 export function chargeInIndexOrder(count: number): ChargeOrder {
-  const settle: Array<() => void> = [];
-  const own = Array.from({ length: count }, (_, index) => new Promise<void>((resolve) => (settle[index] = resolve)));
+  const resolveItem: Array<() => void> = [];
+  const own = Array.from({ length: count }, (_, index) => new Promise<void>((resolve) => (resolveItem[index] = resolve)));
   // settledThrough[i]: every item 0..i has settled.
   const settledThrough: Promise<void>[] = [];
   own.forEach((item, index) => settledThrough.push(index === 0 ? item : item.then(() => settledThrough[index - 1])));
@@ -25,7 +25,7 @@ export function chargeInIndexOrder(count: number): ChargeOrder {
     },
     settle(index, error) {
       if (error instanceof AppError && error.kind === 'insufficient_credits') exhausted = true;
-      settle[index]();
+      resolveItem[index]();
     },
   };
 }
