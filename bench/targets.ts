@@ -72,6 +72,13 @@ export const TARGETS: Target[] = [
     source: 'the issue: the service’s own GraphQL feed ahead of a generic GraphQL-over-PostgreSQL server',
   },
   {
+    name: '/graphql feed ≥ 2× PostGraphile',
+    scenarios: ['graphql-feed'],
+    metric: { kind: 'rps-ratio', against: 'postgraphile' },
+    threshold: 2,
+    source: 'performance round three: the framework’s cost per request cut until the GraphQL feed doubles a generic server',
+  },
+  {
     name: 'gateway feed ≥ 1.6× PostGraphile (typical users)',
     scenarios: ['feed'],
     metric: { kind: 'rps-ratio', against: 'postgraphile' },

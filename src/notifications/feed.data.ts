@@ -430,12 +430,7 @@ export interface CompactedMarks {
   rowsFolded: number;
 }
 
-/**
- * One bounded batch of the read marks' compaction (`notification_compact_marks`, in its
- * migration): deletes marks that decide no row's state any more, folding the oldest of a user's
- * marks into the rows it changes first; `sweptUsers` are looked at even with a single mark (their
- * rows may be gone). Nothing unless this instance holds the sweep's lease; no row's state changes.
- */
+/** One bounded batch of `notification_compact_marks` (its migration says which marks go); a no-op without the sweep's lease. */
 export async function compactMarksBatch(db: Db, sweptUsers: readonly string[], limit: number): Promise<CompactedMarks> {
   const rows = await db.rows<{ marks_deleted: number | string; rows_folded: number | string }>(
     sql`select marks_deleted, rows_folded from notification_compact_marks(${pgTextArray(sweptUsers)}::uuid[], ${limit}::int)`,
