@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../../src/infra/logger.js';
 import { startFeedSweeper, type FeedSweeper } from '../../src/notifications/feed-sweeper.js';
-import { publish, startService, usingRealBackends, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
+import { publish, startService, usingRealBackends, type Provisioned, type TestService } from '../support/harness.js';
+import { alternatingGateway } from '../support/alternating-gateway.js';
 
 /**
  * Read marks are compacted by the feed sweep: marks that decide no row's state any more (a later
@@ -31,18 +32,7 @@ afterAll(async () => {
 
 const TYPES = ['deal_created', 'task_overdue', 'call_missed'];
 const BASE = Date.UTC(2025, 5, 1);
-let turn = 0;
-const instance = () => (turn++ % 2 === 0 ? service : peer);
-
-function ok(result: HttpResult) {
-  expect(result.status, result.text).toBe(200);
-  return result.body.data;
-}
-const call = async (user: Provisioned, operationId: string, variables: Record<string, unknown> = {}) =>
-  ok(await instance().call(user.key, { operationId, variables }));
-const markAll = (user: Provisioned, variables: Record<string, unknown>) => call(user, 'markAllNotificationsRead', variables);
-const markIds = (user: Provisioned, notificationIds: string[], isSeen: boolean) =>
-  call(user, 'markNotificationsRead', { notificationIds, isSeen });
+const { call, markAll, markIds } = alternatingGateway(() => [service, peer]);
 const items = (n: number, from: number) =>
   Array.from({ length: n }, (_, i) => ({
     notificationType: TYPES[(from + i) % TYPES.length],

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publish, startService, usingRealBackends, type HttpResult, type Provisioned, type TestService } from '../support/harness.js';
+import { publish, startService, usingRealBackends, type Provisioned, type TestService } from '../support/harness.js';
+import { alternatingGateway } from '../support/alternating-gateway.js';
 import { openStream, type SseStream } from '../support/sse-client.js';
 
 /**
@@ -25,19 +26,7 @@ afterAll(async () => {
 
 const TYPES = ['deal_created', 'task_overdue', 'call_missed', 'reply_received', 'note_mention'];
 const BASE = Date.UTC(2025, 3, 1);
-let turn = 0;
-const instance = () => (turn++ % 2 === 0 ? service : peer);
-
-function ok(result: HttpResult) {
-  expect(result.status, result.text).toBe(200);
-  return result.body.data;
-}
-const call = async (user: Provisioned, operationId: string, variables: Record<string, unknown> = {}) =>
-  ok(await instance().call(user.key, { operationId, variables }));
-const markAll = async (user: Provisioned, variables: Record<string, unknown>): Promise<number> =>
-  (await call(user, 'markAllNotificationsRead', variables)).updatedCount;
-const markIds = async (user: Provisioned, notificationIds: string[], isSeen: boolean): Promise<number> =>
-  (await call(user, 'markNotificationsRead', { notificationIds, isSeen })).updatedCount;
+const { call, markAll, markIds } = alternatingGateway(() => [service, peer]);
 
 const items = (n: number, from = 0) =>
   Array.from({ length: n }, (_, i) => ({
