@@ -6,10 +6,11 @@ import { DataDirInUseError } from './infra/database/data-dir-lock.js';
 import { ensureDevPlatformToken, type DevPlatformToken } from './infra/dev-platform-token.js';
 import type { App } from './app/app.js';
 import type { Logger } from 'pino';
-import { enableCompileCache } from 'node:module';
+import nodeModule from 'node:module';
 
 // V8's code cache on disk: later starts skip compiling the service's modules (app.js, loaded below).
-enableCompileCache();
+// Called only where it exists (Node 22.1+): a named import of it fails to link on Node 20, which `engines` allows.
+nodeModule.enableCompileCache?.();
 
 const DRAIN_TIMEOUT_MS = 10_000;
 
