@@ -33,13 +33,16 @@ export function startFeedSweeper(
     }
     await compactMarks([...sweptUsers]);
   };
-  // No row's state changes, so no stream hears of it.
+  // No row's state changes, so no stream hears of it. The swept users' batch goes first and apart:
+  // their single marks may decide rows still there, and a batch of those must not end the sweep.
   const compactMarks = async (sweptUsers: string[]) => {
-    for (let i = 0; i < MAX_BATCHES_PER_SWEEP; i++) {
-      const { marksDeleted, rowsFolded } = await compactMarksBatch(db, i === 0 ? sweptUsers : [], options.batch);
-      if (marksDeleted || rowsFolded) log.debug({ marksDeleted, rowsFolded }, 'compacted read marks');
-      if (marksDeleted + rowsFolded < options.batch) break;
-    }
+    if (sweptUsers.length) await compactBatch(sweptUsers);
+    for (let i = 0; i < MAX_BATCHES_PER_SWEEP; i++) if ((await compactBatch([])) < options.batch) break;
+  };
+  const compactBatch = async (users: string[]) => {
+    const { marksDeleted, rowsFolded } = await compactMarksBatch(db, users, options.batch);
+    if (marksDeleted || rowsFolded) log.debug({ marksDeleted, rowsFolded }, 'compacted read marks');
+    return marksDeleted + rowsFolded;
   };
   const sweep = () =>
     (running ??= once()
