@@ -23,6 +23,7 @@ import { Migration20261130000000_batch_item_charges } from './Migration202611300
 import { Migration20261130000100_counter_expiring } from './Migration20261130000100_counter_expiring.js';
 import { Migration20261130000200_counters_static } from './Migration20261130000200_counters_static.js';
 import { Migration20261130000300_read_marks_compaction } from './Migration20261130000300_read_marks_compaction.js';
+import { Migration20261130000400_read_marks_pending } from './Migration20261130000400_read_marks_pending.js';
 
 /** Migrations in order; listed explicitly so PostgreSQL and the embedded PGlite run the same ones from source. */
 export const migrationsList = [
@@ -51,4 +52,5 @@ export const migrationsList = [
   { name: 'Migration20261130000100_counter_expiring', class: Migration20261130000100_counter_expiring },
   { name: 'Migration20261130000200_counters_static', class: Migration20261130000200_counters_static },
   { name: 'Migration20261130000300_read_marks_compaction', class: Migration20261130000300_read_marks_compaction },
+  { name: 'Migration20261130000400_read_marks_pending', class: Migration20261130000400_read_marks_pending },
 ];

@@ -22,27 +22,23 @@ export function startFeedSweeper(
   let running: Promise<void> | null = null;
   const once = async () => {
     const cutoff = options.retentionDays > 0 ? new Date(Date.now() - options.retentionDays * DAY_MS) : null;
-    const sweptUsers = new Set<string>();
     for (let i = 0; i < MAX_BATCHES_PER_SWEEP; i++) {
       const swept = await sweepBatch(db, cutoff, options.batch);
       await Promise.all(swept.map((user) => events.updated(user.userId, null)));
-      for (const user of swept) sweptUsers.add(user.userId);
       const deleted = swept.reduce((sum, user) => sum + user.deleted, 0);
       if (deleted) log.debug({ deleted, users: swept.length }, 'swept expired notifications');
       if (deleted < options.batch) break;
     }
-    await compactMarks([...sweptUsers]);
+    await compactMarks();
   };
-  // No row's state changes, so no stream hears of it. The swept users' batch goes first and apart:
-  // their single marks may decide rows still there, and a batch of those must not end the sweep.
-  const compactMarks = async (sweptUsers: string[]) => {
-    if (sweptUsers.length) await compactBatch(sweptUsers);
-    for (let i = 0; i < MAX_BATCHES_PER_SWEEP; i++) if ((await compactBatch([])) < options.batch) break;
-  };
-  const compactBatch = async (users: string[]) => {
-    const { marksDeleted, rowsFolded } = await compactMarksBatch(db, users, options.batch);
-    if (marksDeleted || rowsFolded) log.debug({ marksDeleted, rowsFolded }, 'compacted read marks');
-    return marksDeleted + rowsFolded;
+  // No row's state changes, so no stream hears of it. The sweep's deletes queued their users' pairs
+  // (a trigger), and a batch that only settles queued pairs counts as work, so the queue drains.
+  const compactMarks = async () => {
+    for (let i = 0; i < MAX_BATCHES_PER_SWEEP; i++) {
+      const { marksDeleted, rowsFolded, pairsSettled } = await compactMarksBatch(db, options.batch);
+      if (marksDeleted || rowsFolded) log.debug({ marksDeleted, rowsFolded }, 'compacted read marks');
+      if (marksDeleted + rowsFolded + pairsSettled < options.batch) break;
+    }
   };
   const sweep = () =>
     (running ??= once()

@@ -428,12 +428,18 @@ export async function sweepBatch(db: Db, retentionCutoff: Date | null, limit: nu
 export interface CompactedMarks {
   marksDeleted: number;
   rowsFolded: number;
+  /** Queued pairs (user, type) it found with nothing left to do. */
+  pairsSettled: number;
 }
 
-/** One bounded batch of `notification_compact_marks` (its migration says which marks go); a no-op without the sweep's lease. */
-export async function compactMarksBatch(db: Db, sweptUsers: readonly string[], limit: number): Promise<CompactedMarks> {
-  const rows = await db.rows<{ marks_deleted: number | string; rows_folded: number | string }>(
-    sql`select marks_deleted, rows_folded from notification_compact_marks(${pgTextArray(sweptUsers)}::uuid[], ${limit}::int)`,
+/** One bounded batch of `notification_compact_marks` over the queued pairs (its migrations say which marks go); a no-op without the sweep's lease. */
+export async function compactMarksBatch(db: Db, limit: number): Promise<CompactedMarks> {
+  const rows = await db.rows<{ marks_deleted: number | string; rows_folded: number | string; pairs_settled: number | string }>(
+    sql`select marks_deleted, rows_folded, pairs_settled from notification_compact_marks('{}'::uuid[], ${limit}::int)`,
   );
-  return { marksDeleted: Number(rows[0]?.marks_deleted ?? 0), rowsFolded: Number(rows[0]?.rows_folded ?? 0) };
+  return {
+    marksDeleted: Number(rows[0]?.marks_deleted ?? 0),
+    rowsFolded: Number(rows[0]?.rows_folded ?? 0),
+    pairsSettled: Number(rows[0]?.pairs_settled ?? 0),
+  };
 }
