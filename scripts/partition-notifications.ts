@@ -18,7 +18,7 @@
  *      from its own definition, are built on the parent (hence on each partition), the foreign keys
  *      added from their own definitions and the table analyzed;
  *   4. the swap, under ACCESS EXCLUSIVE (readers wait from here to the commit, which is quick): the
- *      counter triggers are dropped from the old table, which is renamed `notifications_replaced`
+ *      triggers (the counters', the read marks' queue) are dropped from the old table, which is renamed `notifications_replaced`
  *      (its indexes `…_replaced`), the new one takes the name `notifications` and its indexes their
  *      old names, and the triggers are created again, from their own definitions, on it. The counter
  *      rows are not touched: the triggers are absent while rows are copied, and the rows are the same.
