@@ -72,13 +72,16 @@ export const dropIdleOldest = `    if not exists (select from notifications x wh
       budget := budget - 1;
     end if;`;
 
-const compactFunction = `create or replace function notification_compact_marks(p_users uuid[], p_limit int,
-    out marks_deleted bigint, out rows_folded bigint) language plpgsql as $fn$
-declare
+/** The variables of the loop over pairs and its statements. */
+export const loopDeclarations = `declare
   pair record;
   oldest record;
   budget int := p_limit;
-  n bigint;
+  n bigint;`;
+
+const compactFunction = `create or replace function notification_compact_marks(p_users uuid[], p_limit int,
+    out marks_deleted bigint, out rows_folded bigint) language plpgsql as $fn$
+${loopDeclarations}
 begin
   marks_deleted := 0;
   rows_folded := 0;

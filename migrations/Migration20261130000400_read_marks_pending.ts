@@ -1,5 +1,11 @@
 import { Migration } from '@mikro-orm/migrations';
-import { dropIdleOldest, dropShadowedMarks, findOldest, foldOldest } from './Migration20261130000300_read_marks_compaction.js';
+import {
+  dropIdleOldest,
+  dropShadowedMarks,
+  findOldest,
+  foldOldest,
+  loopDeclarations,
+} from './Migration20261130000300_read_marks_compaction.js';
 
 /** The class ids of the feed writers' user lock (`userWriteLock` in feed.data.ts) and of the sweep's lease. */
 const USER_LOCK_CLASS = 0x6e6f7466;
@@ -81,11 +87,7 @@ const candidatePairs = `select p.user_id, p.notification_type
 
 const compactFunction = `create or replace function notification_compact_marks(p_users uuid[], p_limit int,
     out marks_deleted bigint, out rows_folded bigint, out pairs_settled bigint) language plpgsql as $fn$
-declare
-  pair record;
-  oldest record;
-  budget int := p_limit;
-  n bigint;
+${loopDeclarations}
 begin
   marks_deleted := 0;
   rows_folded := 0;

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { COUNTER_DRIFT } from '../support/counter-drift.js';
 import { openScratchDatabase } from '../support/scratch-database.js';
 
 const BEFORE_READ_MARKS = 'Migration20261129000300_notification_archive';
@@ -28,12 +29,7 @@ const stateOf = (rows: Row[]) =>
     }))
     .sort((a, b) => a.id.localeCompare(b.id));
 
-const recountDrift = () =>
-  execute(`select c.user_id, c.notification_type from notification_counters c
-    left join (select user_id, notification_type, count(*) filter (where not is_seen) as unread, count(*) filter (where is_seen) as read
-                 from notification_states() where archived_at is null group by user_id, notification_type) r
-      on r.user_id = c.user_id and r.notification_type = c.notification_type
-   where c.unread_count <> coalesce(r.unread, 0) or c.read_count <> coalesce(r.read, 0)`);
+const recountDrift = () => execute(COUNTER_DRIFT);
 
 beforeAll(async () => {
   database = await openBefore();

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { COUNTER_DRIFT } from '../support/counter-drift.js';
 import { openScratchDatabase } from '../support/scratch-database.js';
 
 const BEFORE_QUEUE = 'Migration20261130000300_read_marks_compaction';
@@ -31,12 +32,7 @@ const marks = async () =>
   pairs(await execute(`select user_id, notification_type, count(*)::int as n from notification_read_marks group by 1, 2`));
 const pair = (user_id: string, notification_type: string, n?: number) => ({ user_id, notification_type, ...(n !== undefined && { n }) });
 
-const recountDrift = () =>
-  execute(`select c.user_id, c.notification_type from notification_counters c
-    left join (select user_id, notification_type, count(*) filter (where not is_seen) as unread, count(*) filter (where is_seen) as read
-                 from notification_states() where archived_at is null group by user_id, notification_type) r
-      on r.user_id = c.user_id and r.notification_type = c.notification_type
-   where c.unread_count <> coalesce(r.unread, 0) or c.read_count <> coalesce(r.read, 0)`);
+const recountDrift = () => execute(COUNTER_DRIFT);
 
 beforeAll(async () => {
   database = await openBefore();

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { migrationsList } from '../../migrations/index.js';
+import { COUNTER_DRIFT } from '../support/counter-drift.js';
 import { openScratchDatabase } from '../support/scratch-database.js';
 
 const SETTLED_USERS = 400;
@@ -81,12 +82,7 @@ const compactOnce = () =>
     return { work: Number(done.marks_deleted) + Number(done.rows_folded), read: Number(after.n) - Number(before.n) };
   });
 
-const recountDrift = () =>
-  execute(`select c.user_id, c.notification_type from notification_counters c
-    left join (select user_id, notification_type, count(*) filter (where not is_seen) as unread, count(*) filter (where is_seen) as read
-                 from notification_states() where archived_at is null group by user_id, notification_type) r
-      on r.user_id = c.user_id and r.notification_type = c.notification_type
-   where c.unread_count <> coalesce(r.unread, 0) or c.read_count <> coalesce(r.read, 0)`);
+const recountDrift = () => execute(COUNTER_DRIFT);
 
 it('reads no settled mark: each call reads a bounded number of mark rows, and the piles come down to one mark per type', async () => {
   const [{ n: total }] = await execute<{ n: number }>('select count(*)::int as n from notification_read_marks');
