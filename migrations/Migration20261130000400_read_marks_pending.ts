@@ -35,18 +35,19 @@ export class Migration20261130000400_read_marks_pending extends Migration {
       notification_type text not null,
       primary key (user_id, notification_type)
     );`);
-    this.addSql(`insert into notification_marks_pending (user_id, notification_type)
-      select m.user_id, m.notification_type from notification_read_marks m
-        left join notification_counters c on c.user_id = m.user_id and c.notification_type = m.notification_type
-       group by m.user_id, m.notification_type
-      having count(*) > 1 or coalesce(max(c.unread_count + c.read_count), 0) = 0
-      on conflict do nothing;`);
     this.addSql(queueOnMark);
     this.addSql(`create or replace trigger notification_read_marks_pending after insert on notification_read_marks
       for each row execute function notification_marks_queue_mark();`);
     this.addSql(queueOnDelete);
     this.addSql(`create or replace trigger notifications_marks_pending after delete on notifications
       referencing old table as old_rows for each statement execute function notification_marks_queue_deleted();`);
+    // After the triggers, whose locks keep marks and deletes out until the commit: no pair is missed.
+    this.addSql(`insert into notification_marks_pending (user_id, notification_type)
+      select m.user_id, m.notification_type from notification_read_marks m
+        left join notification_counters c on c.user_id = m.user_id and c.notification_type = m.notification_type
+       group by m.user_id, m.notification_type
+      having count(*) > 1 or coalesce(max(c.unread_count + c.read_count), 0) = 0
+      on conflict do nothing;`);
     // The result gains a column, which `create or replace` cannot do.
     this.addSql(`drop function if exists notification_compact_marks(uuid[], int);`);
     this.addSql(compactFunction);
