@@ -1,6 +1,6 @@
 /**
  * Profiles one server on one scenario: `tsx bench/profile.ts --scenario feed --server service
- * [--seconds 15] [--quick] [--database NAME]` (servers: service, floor (the same-SQL floor), naive, postgraphile).
+ * [--seconds 15] [--quick] [--database NAME] [--node-args FLAGS]` (servers: service, floor (the same-SQL floor), naive, postgraphile).
  * Starts the server with `--cpu-prof` (profile written to bench/.data/profiles/ when it exits),
  * runs the scenario's load against it alone (wrk), prints the figures and the top functions by
  * self time. The data set must exist (run the bench once).
@@ -28,6 +28,8 @@ const profile = !argv.includes('--no-prof');
 const serviceRoot = option('service-root', ROOT);
 /** Extra environment for the server, `--env KEY=VALUE` (repeatable). */
 const extraEnv = Object.fromEntries(argv.flatMap((a, i) => (a === '--env' ? [argv[i + 1].split(/=(.*)/s).slice(0, 2)] : [])));
+/** Extra Node flags for the server, `--node-args "--trace-gc --trace-gc-nvp"` (repeatable; Node refuses some of them in NODE_OPTIONS). */
+const extraNodeArgs = argv.flatMap((a, i) => (a === '--node-args' ? argv[i + 1].split(/\s+/).filter(Boolean) : []));
 const probeFile = join(ROOT, 'bench/.data/memory-probe.jsonl');
 
 /** The bench database to read (`--database`, as the harness's; else `bench` / `bench_quick`). */
@@ -56,6 +58,7 @@ const server = await startServer({
     '--expose-gc',
     '--import',
     join(ROOT, 'bench/lib/memory-probe.ts'),
+    ...extraNodeArgs,
   ],
   env: {
     ...SERVERS[serverKind].env,

@@ -1,3 +1,4 @@
+import { RequestCache } from '@pothos/plugin-scope-auth';
 import type DataLoader from 'dataloader';
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -92,4 +93,14 @@ export type OrganizationContext = Context & { principal: OrganizationPrincipal }
 
 export function createContext(request: RequestContext, services: Services): Context {
   return { ...request, db: new RequestDb(services.orm, services.sql), services };
+}
+
+/**
+ * Drops the scope checks' cache of an operation that has finished. Pothos keeps it in a process-wide
+ * WeakMap keyed by the context, and V8's young-generation collector holds a WeakMap's values
+ * strongly: the cache (and through it the context and the whole request) would survive every
+ * minor collection until the next full one (bench/results/2026-11-27-request-gc.md).
+ */
+export function releaseContext(context: object): void {
+  RequestCache.clearForContext(context);
 }

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { processRegularResult } from 'graphql-yoga';
 import { Counter } from 'prom-client';
 import { containsNul } from '../../common/nul.js';
-import { createContext, type RequestContext, type Services } from '../../schema/context.js';
+import { createContext, releaseContext, type RequestContext, type Services } from '../../schema/context.js';
 import type { CompiledDocuments } from './compiled-execution.js';
 import { maskError, withContractErrorCodes } from './graphql-errors.js';
 import type { Yoga } from './yoga.js';
@@ -68,11 +68,14 @@ export function createGraphqlFastPath(deps: { services: Services; yoga: Yoga; co
 
     served.inc();
     let result: ExecutionResult;
+    const contextValue = createContext(context, services);
     try {
-      result = await entry.query.query(undefined, createContext(context, services), params.variables ?? {});
+      result = await entry.query.query(undefined, contextValue, params.variables ?? {});
     } catch (error) {
       // graphql-jit reports resolver errors in its result; a throw is our bug, masked as Yoga masks it.
       result = { errors: [mask(error as GraphQLError)] };
+    } finally {
+      releaseContext(contextValue);
     }
     if (!result.errors?.length) {
       reply.status(200).header('content-type', `${mediaType}; charset=utf-8`).send(JSON.stringify(result));

@@ -1,9 +1,9 @@
 import type { GraphQLSchema } from 'graphql';
 import { GraphQLError, type DocumentNode } from 'graphql';
-import { createYoga, type GraphiQLOptions, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, isAsyncIterable, type GraphiQLOptions, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { LRUCache } from 'lru-cache';
-import { createContext, type Context, type RequestContext, type Services } from '../../schema/context.js';
+import { createContext, releaseContext, type Context, type RequestContext, type Services } from '../../schema/context.js';
 import { maskError, useContractErrorCodes } from './graphql-errors.js';
 import { persistedDocuments } from '../gateway/gateway-call.route.js';
 import { BATCHING_ENABLED, useGraphqlLimits } from './limits.js';
@@ -67,6 +67,16 @@ const renderLocalGraphiQL = (options: GraphiQLOptions) =>
       throw error;
     }));
 
+/** Each execution's context released once its result is complete (`releaseContext`); subscriptions keep theirs while open. */
+const useReleaseContext = (): Plugin => ({
+  onExecute: () => ({
+    onExecuteDone: ({ args, result }) => {
+      if (!isAsyncIterable(result)) return releaseContext(args.contextValue);
+      return { onEnd: () => releaseContext(args.contextValue) };
+    },
+  }),
+});
+
 export function createYogaServer(schema: GraphQLSchema, services: Services, compiled: CompiledDocuments): Yoga {
   return createYoga<RequestContext, Context>({
     schema,
@@ -94,6 +104,7 @@ export function createYogaServer(schema: GraphQLSchema, services: Services, comp
     cors: false,
     plugins: [
       useContractErrorCodes(),
+      useReleaseContext(),
       useGraphqlStreams(services.log),
       // Repeated documents run compiled (compiled-execution.ts); the rest on graphql-js.
       compiled.plugin,

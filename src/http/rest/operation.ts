@@ -19,7 +19,7 @@ import {
   REQUIRED,
   UNKNOWN_FIELD,
 } from '../../common/detail-messages.js';
-import { createContext, type RequestContext, type Services } from '../../schema/context.js';
+import { createContext, releaseContext, type RequestContext, type Services } from '../../schema/context.js';
 import { fragmentsOf, resultJsonSchema, variablesJsonSchema, type FragmentMap, type JsonSchema } from '../../schema/json-schema.js';
 import { SCOPES, type Scope } from '../../schema/principal.js';
 import { readTimestamp } from '../../schema/scalars.js';
@@ -196,7 +196,13 @@ export function createOperationExecutor(schema: GraphQLSchema, services: Service
     return query;
   };
   return async (document, variableValues, request) => {
-    const result = await compile(document).query(undefined, createContext(request, services), variableValues);
+    const context = createContext(request, services);
+    let result: Awaited<ReturnType<CompiledQuery['query']>>;
+    try {
+      result = await compile(document).query(undefined, context, variableValues);
+    } finally {
+      releaseContext(context);
+    }
     const error = result.errors?.[0];
     return {
       data: (result.data as Record<string, unknown> | null | undefined) ?? null,
