@@ -24,9 +24,9 @@ const SWEEP_LEASE_CLASS = 0x6e6f7477;
  * once it is down to the mark it just kept (it decides rows still there) or to none; a pair cut off
  * by the budget or a busy lock stays. The "no row counted" search goes: rows leave only by deletes,
  * which queue their pairs; a type whose rows are all archived keeps its one mark until its next
- * mark-all (at most one per type). `p_users` stays in the signature for callers of the previous
- * version; its users' pairs are looked at too (their marks, through the primary key). The backfill
- * queues the pairs the previous search would have found.
+ * mark-all (at most one per type). The sweep's users need no argument any more (its deletes queue
+ * them), so the function takes only its limit. The backfill queues the pairs the previous search
+ * would have found.
  */
 export class Migration20261130000400_read_marks_pending extends Migration {
   override async up(): Promise<void> {
@@ -48,7 +48,7 @@ export class Migration20261130000400_read_marks_pending extends Migration {
        group by m.user_id, m.notification_type
       having count(*) > 1 or coalesce(max(c.unread_count + c.read_count), 0) = 0
       on conflict do nothing;`);
-    // The result gains a column, which `create or replace` cannot do.
+    // The signature and the result change, which `create or replace` cannot do.
     this.addSql(`drop function if exists notification_compact_marks(uuid[], int);`);
     this.addSql(compactFunction);
   }
@@ -78,15 +78,11 @@ begin
   return null;
 end $fn$;`;
 
-/** The pairs one call looks at, in one place: the queue's first `p_limit` and the given users' pairs. */
-const candidatePairs = `select p.user_id, p.notification_type
-                from (select q.user_id, q.notification_type from notification_marks_pending q
-                       order by q.user_id, q.notification_type limit p_limit) p
-               union
-              select distinct m.user_id, m.notification_type from notification_read_marks m where m.user_id = any(p_users)
-               order by 1, 2`;
+/** The pairs one call looks at: the queue's first `p_limit`, through its primary key. */
+const candidatePairs = `select q.user_id, q.notification_type from notification_marks_pending q
+               order by q.user_id, q.notification_type limit p_limit`;
 
-const compactFunction = `create or replace function notification_compact_marks(p_users uuid[], p_limit int,
+const compactFunction = `create or replace function notification_compact_marks(p_limit int,
     out marks_deleted bigint, out rows_folded bigint, out pairs_settled bigint) language plpgsql as $fn$
 ${loopDeclarations}
 begin

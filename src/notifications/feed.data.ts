@@ -435,7 +435,7 @@ export interface CompactedMarks {
 /** One bounded batch of `notification_compact_marks` over the queued pairs (its migrations say which marks go); a no-op without the sweep's lease. */
 export async function compactMarksBatch(db: Db, limit: number): Promise<CompactedMarks> {
   const rows = await db.rows<{ marks_deleted: number | string; rows_folded: number | string; pairs_settled: number | string }>(
-    sql`select marks_deleted, rows_folded, pairs_settled from notification_compact_marks('{}'::uuid[], ${limit}::int)`,
+    sql`select marks_deleted, rows_folded, pairs_settled from notification_compact_marks(${limit}::int)`,
   );
   return {
     marksDeleted: Number(rows[0]?.marks_deleted ?? 0),

@@ -59,8 +59,7 @@ it('queues the piled pairs and the pairs without rows, not the settled ones', as
 });
 
 it('compacts through the queue until it is empty: one mark per piled pair, none without rows, settled ones kept', async () => {
-  for (let calls = 0; calls < 50 && (await queued()).length > 0; calls++)
-    await execute(`select * from notification_compact_marks('{}'::uuid[], 2)`);
+  for (let calls = 0; calls < 50 && (await queued()).length > 0; calls++) await execute(`select * from notification_compact_marks(2)`);
   expect(await queued()).toEqual([]);
   expect(await marks()).toEqual(pairs(TYPES.flatMap((t) => [pair(piled, t, 1), pair(settled, t, 1)])));
   expect(await recountDrift()).toEqual([]);

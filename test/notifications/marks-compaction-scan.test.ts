@@ -77,7 +77,7 @@ const compactOnce = () =>
     // An index-only scan reads index entries that these counters miss; a plain index scan counts each.
     await em.execute('set local enable_indexonlyscan = off');
     const [before] = await em.execute(MARK_ROWS_READ);
-    const [done] = await em.execute(`select marks_deleted, rows_folded from notification_compact_marks('{}'::uuid[], ?)`, [LIMIT]);
+    const [done] = await em.execute(`select marks_deleted, rows_folded from notification_compact_marks(?::int)`, [LIMIT]);
     const [after] = await em.execute(MARK_ROWS_READ);
     return { work: Number(done.marks_deleted) + Number(done.rows_folded), read: Number(after.n) - Number(before.n) };
   });

@@ -143,7 +143,7 @@ it('keeps counters equal to a recount at every moment when compaction races mark
       if (k % 3 === 0) requests.push(publish(service, user.userId, items(20, 5000 + round * 100 + k * 20)));
       // Compaction from the sweep and straight from SQL (another connection; one of them holds the lease).
       requests.push(sweeper.sweep());
-      requests.push(service.sql('select * from notification_compact_marks(?::uuid[], 7)', [`{${user.userId}}`]));
+      requests.push(service.sql('select * from notification_compact_marks(7)'));
       requests.push(counterDrift(user.userId).then((rows) => drifts.push(...rows)));
     }
     await Promise.all(requests);
