@@ -28,7 +28,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { DEFAULT_SEED, ensureData, FULL, QUICK, restoreHeavyUserReadState, type GenerationReport } from './generate-data.js';
-import { checkCounts, type CountCheck } from './lib/checks.js';
+import { checkCounts, waitForQuietDatabase, type CountCheck } from './lib/checks.js';
 import { log, median, withDatabase } from './lib/common.js';
 import { findWrk, runLoad, type LoadGenerator, type RunResult } from './lib/load.js';
 import { render, type Row, type StartupResult } from './lib/report.js';
@@ -135,7 +135,8 @@ async function main() {
     const scenarios = buildScenarios(fixture, CONNECTIONS)
       .filter((s) => !only || only.includes(s.id))
       .map(withPeersOnly);
-    for (const scenario of scenarios) rows.push(...(await measure(scenario, servers as Record<ServerKind, Server>, urls)));
+    for (const scenario of scenarios)
+      rows.push(...(await measure(scenario, servers as Record<ServerKind, Server>, urls, [...new Set([url, baselineUrl])])));
     if (!only || only.includes(STREAM_SCENARIO)) {
       const size = quick ? QUICK_STREAMS : FULL_STREAMS;
       streams = await measureStreams(servers.service, fixture, PLATFORM_TOKEN, size);
@@ -252,14 +253,19 @@ async function restoreReadState(url: string) {
 }
 
 /** Warms each target once, then runs them in turn (A B C, A B C, …) and keeps the medians. */
-async function measure(scenario: Scenario, servers: Record<ServerKind, Server>, urls: Record<ServerKind, string>): Promise<Row[]> {
+async function measure(
+  scenario: Scenario,
+  servers: Record<ServerKind, Server>,
+  urls: Record<ServerKind, string>,
+  databases: string[],
+): Promise<Row[]> {
   const problem = await verifyScenario(scenario, urls);
   if (problem) throw new Error(`${scenario.id}: ${problem}`);
   const runs = new Map(scenario.targets.map((t) => [t, [] as RunResult[]]));
   const autocannonRuns = new Map(scenario.targets.map((t) => [t, [] as RunResult[]]));
-  const run = (target: Scenario['targets'][number], secs: number, generator: LoadGenerator = 'wrk') => {
+  const run = async (target: Scenario['targets'][number], secs: number, generator: LoadGenerator = 'wrk') => {
     const load = target.load ?? scenario.load;
-    return runLoad({
+    const result = await runLoad({
       url: servers[target.server].url,
       pid: servers[target.server].pid,
       connections: load?.connections ?? CONNECTIONS,
@@ -268,6 +274,12 @@ async function measure(scenario: Scenario, servers: Record<ServerKind, Server>, 
       generator,
       ...(load && { amount: load.requestsPerRound, timeoutSeconds: load.timeoutSeconds }),
     });
+    // A request given up on still runs in PostgreSQL: the next server must not wait behind it.
+    for (const database of databases) {
+      const waited = await waitForQuietDatabase(database);
+      if (waited > 1) log(`${scenario.id}: waited ${waited.toFixed(1)} s for ${target.label}'s abandoned statements to end`);
+    }
+    return result;
   };
   // A scenario with its own load (markAll) runs on autocannon anyway: nothing to compare.
   const compare = compareAutocannon && !scenario.load;

@@ -53,3 +53,28 @@ export async function checkCounts(url: string, serviceUrl: string, f: Fixture): 
     await client.end();
   }
 }
+
+/**
+ * Waits until no other session runs a statement in the database at `url`: a request the load
+ * generator gave up on (the naive floor's two-minute markAll) keeps running and locking rows, and
+ * would otherwise be measured as the next server's time. Returns the seconds waited.
+ */
+export async function waitForQuietDatabase(url: string, maxSeconds = 300): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const started = performance.now();
+  try {
+    for (;;) {
+      const { rows } = await client.query<{ busy: number }>(
+        `select count(*)::int as busy from pg_stat_activity
+          where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'
+            and state = 'active' and now() - query_start > interval '1 second'`,
+      );
+      const waited = (performance.now() - started) / 1000;
+      if (rows[0].busy === 0 || waited > maxSeconds) return waited;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  } finally {
+    await client.end();
+  }
+}
