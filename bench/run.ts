@@ -28,7 +28,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { DEFAULT_SEED, ensureData, FULL, QUICK, restoreHeavyUserReadState, type GenerationReport } from './generate-data.js';
-import { checkCounts, waitForQuietDatabase, type CountCheck } from './lib/checks.js';
+import { checkCounts, cancelAbandonedStatements, type CountCheck } from './lib/checks.js';
 import { log, median, withDatabase } from './lib/common.js';
 import { findWrk, runLoad, type LoadGenerator, type RunResult } from './lib/load.js';
 import { render, type Row, type StartupResult } from './lib/report.js';
@@ -276,8 +276,8 @@ async function measure(
     });
     // A request given up on still runs in PostgreSQL: the next server must not wait behind it.
     for (const database of databases) {
-      const waited = await waitForQuietDatabase(database);
-      if (waited > 1) log(`${scenario.id}: waited ${waited.toFixed(1)} s for ${target.label}'s abandoned statements to end`);
+      const cancelled = await cancelAbandonedStatements(database);
+      if (cancelled) log(`${scenario.id}: cancelled ${cancelled} statement(s) ${target.label} left running after the load stopped`);
     }
     return result;
   };

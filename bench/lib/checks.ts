@@ -55,25 +55,23 @@ export async function checkCounts(url: string, serviceUrl: string, f: Fixture): 
 }
 
 /**
- * Waits until no other session runs a statement in the database at `url`: a request the load
- * generator gave up on (the naive floor's two-minute markAll) keeps running and locking rows, and
- * would otherwise be measured as the next server's time. Returns the seconds waited.
+ * Ends what a load generator gave up on: a request that timed out (the naive floor's markAll) keeps
+ * running and locking rows in PostgreSQL, and would be measured as the next server's time. Statements
+ * still running `graceSeconds` after the load stopped are cancelled; returns how many.
  */
-export async function waitForQuietDatabase(url: string, maxSeconds = 300): Promise<number> {
+export async function cancelAbandonedStatements(url: string, graceSeconds = 5): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  const started = performance.now();
+  const busy = `from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()
+    and backend_type = 'client backend' and state = 'active' and now() - query_start > interval '1 second'`;
   try {
-    for (;;) {
-      const { rows } = await client.query<{ busy: number }>(
-        `select count(*)::int as busy from pg_stat_activity
-          where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'
-            and state = 'active' and now() - query_start > interval '1 second'`,
-      );
-      const waited = (performance.now() - started) / 1000;
-      if (rows[0].busy === 0 || waited > maxSeconds) return waited;
+    for (let waited = 0; waited < graceSeconds * 1000; waited += 200) {
+      const { rows } = await client.query<{ n: number }>(`select count(*)::int as n ${busy}`);
+      if (rows[0].n === 0) return 0;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
+    const { rows } = await client.query<{ n: number }>(`select count(pg_cancel_backend(pid))::int as n ${busy}`);
+    return rows[0].n;
   } finally {
     await client.end();
   }
