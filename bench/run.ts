@@ -225,6 +225,7 @@ function withPeersOnly(scenario: Scenario): Scenario {
       ...service,
       server: 'baseline',
       label: 'service before (baseline)',
+      requests: scenario.requestsOfTree?.(baselineRoot) ?? service.requests,
       load: scenario.rewriteLoad ?? service.load,
     });
   return { ...scenario, targets };

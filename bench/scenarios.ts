@@ -4,7 +4,7 @@
  * what is measured. The service and both floors receive byte-identical requests; PostGraphile
  * receives its equivalent of the feed query.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { encodeCursor } from '../src/notifications/cursor.js';
 import {
@@ -49,6 +49,8 @@ export interface Scenario {
    * a baseline built from a tree before the read marks): seconds per request there, so a few.
    */
   rewriteLoad?: Scenario['load'];
+  /** The requests of the service built from the tree at `root` (a baseline), where they depend on the tree. */
+  requestsOfTree?: (root: string) => Target['requests'];
 }
 
 interface UserKey {
@@ -157,7 +159,14 @@ function share<T>(list: T[], connection: number, connections: number, max = 64):
   return (mine.length ? mine : [list[connection % list.length]]).slice(0, max);
 }
 
-const LIST_DOCUMENT = readFileSync(`${ROOT}/src/http/gateway/operations/listNotifications.graphql`, 'utf8');
+/** A tree's own gateway feed document (its folder moved over time), so a baseline is asked only what its schema has. */
+const listDocumentOf = (root: string) => {
+  const path = ['src/http/gateway/operations', 'src/server/gateway/operations']
+    .map((folder) => `${root}/${folder}/listNotifications.graphql`)
+    .find((candidate) => existsSync(candidate));
+  if (!path) throw new Error(`${root} has no gateway listNotifications.graphql`);
+  return readFileSync(path, 'utf8');
+};
 const PEER_FEED = `query feed($userId: UUID!) {
   allNotifications(condition: {userId: $userId}, orderBy: [CREATED_AT_DESC, ROW_ID_DESC], first: 25) {
     nodes { rowId notificationType isSeen title body createdAt seenAt contactId dealId noteId replyId taskId callId actionType actionTargetId }
@@ -172,12 +181,15 @@ const peerFeed = (u: UserKey): HttpRequest => ({
   headers: json(u.key),
   body: JSON.stringify({ query: PEER_FEED, variables: { userId: u.userId } }),
 });
-const serviceGraphqlFeed = (u: UserKey): HttpRequest => ({
-  method: 'POST',
-  path: '/graphql',
-  headers: json(u.key),
-  body: JSON.stringify({ query: LIST_DOCUMENT, variables: {} }),
-});
+const graphqlFeedOf =
+  (document: string) =>
+  (u: UserKey): HttpRequest => ({
+    method: 'POST',
+    path: '/graphql',
+    headers: json(u.key),
+    body: JSON.stringify({ query: document, variables: {} }),
+  });
+const serviceGraphqlFeed = graphqlFeedOf(listDocumentOf(ROOT));
 
 // What must agree across targets: the data itself for the REST twins, ids and total against the peer.
 type Page = { notifications: { id: string }[]; total: number };
@@ -314,8 +326,17 @@ export function buildScenarios(f: Fixture, connections: number): Scenario[] {
     {
       id: 'graphql-feed',
       title: 'the feed query over GraphQL (/graphql), typical users',
+      requestsOfTree: (root) => {
+        const request = graphqlFeedOf(listDocumentOf(root));
+        return (c) => typical(c).map(request);
+      },
       targets: [
-        { server: 'service', label: 'service /graphql', requests: (c) => typical(c).map(serviceGraphqlFeed), comparable: graphqlPageOf },
+        {
+          server: 'service',
+          label: 'service /graphql',
+          requests: (c) => typical(c).map(serviceGraphqlFeed),
+          comparable: graphqlPageOf,
+        },
         // The floors have no /graphql: theirs is the gateway's feed, the same page.
         { server: 'floor', label: 'same-SQL floor (gateway)', requests: typicalFeed, comparable: pageOf },
         { server: 'naive', label: 'naive floor (gateway)', requests: typicalFeed, comparable: pageOf },
