@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { DEFAULT_SEED, FULL, QUICK } from './generate-data.js';
 import { withDatabase } from './lib/common.js';
 import { findWrk, runLoad } from './lib/load.js';
-import { buildService, memoryOf, ROOT, SERVERS, startServer } from './lib/servers.js';
+import { BENCH_SERVER_ENV, buildService, memoryOf, ROOT, SERVERS, startServer } from './lib/servers.js';
 import { buildScenarios, loadFixture, type ServerKind } from './scenarios.js';
 
 const argv = process.argv.slice(2);
@@ -66,11 +66,7 @@ const server = await startServer({
     MEMORY_PROBE_FILE: probeFile,
     DATABASE_URL: url,
     REDIS_URL: redisUrl,
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
-    GATEWAY_RATE_LIMIT_PER_MIN: '100000000',
-    SKIPTRACE_RATE_LIMIT_PER_MIN: '100000000',
-    SKIPTRACE_MAX_IN_FLIGHT: '64',
+    ...BENCH_SERVER_ENV,
   },
 });
 const probe = async (when: string) => {

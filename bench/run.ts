@@ -32,7 +32,7 @@ import { checkCounts, cancelAbandonedStatements, type CountCheck } from './lib/c
 import { log, median, withDatabase } from './lib/common.js';
 import { findWrk, runLoad, type LoadGenerator, type RunResult } from './lib/load.js';
 import { render, type Row, type StartupResult } from './lib/report.js';
-import { buildService, memoryOf, ROOT, SERVERS, startServer, type Server } from './lib/servers.js';
+import { BENCH_SERVER_ENV, buildService, memoryOf, ROOT, SERVERS, startServer, type Server } from './lib/servers.js';
 import { buildScenarios, loadFixture, verifyScenario, type Scenario, type ServerKind } from './scenarios.js';
 import { FULL_STREAMS, measureStreams, QUICK_STREAMS, STREAM_SCENARIO, type StreamResult } from './streams.js';
 import { JOBS_SCENARIO, measureJobs, type JobsResult } from './jobs.js';
@@ -64,15 +64,6 @@ const peers = new Set<Exclude<ServerKind, 'service'>>([
 const compareAutocannon = flag('compare-autocannon');
 const seed = DEFAULT_SEED;
 const PLATFORM_TOKEN = 'bench-platform-token-0123456789';
-const LIMITS = {
-  // Thousands of keys are used; the windows are raised as well so a burst on one key is never what is measured.
-  GATEWAY_RATE_LIMIT_PER_MIN: '100000000',
-  SKIPTRACE_RATE_LIMIT_PER_MIN: '100000000',
-  SKIPTRACE_MAX_IN_FLIGHT: '64',
-  // The data is fixed and dated up to a year back: a retention would have the sweep delete part of it during the run.
-  NOTIFICATION_RETENTION_DAYS: '0',
-};
-
 async function main() {
   const baseUrl = process.env.DATABASE_URL;
   const redisUrl = process.env.REDIS_URL;
@@ -111,7 +102,7 @@ async function main() {
   let jobs: JobsResult | null = null;
   let baselineJobs: JobsResult | null = null;
   try {
-    const common = { DATABASE_URL: url, REDIS_URL: redisUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...LIMITS };
+    const common = { DATABASE_URL: url, REDIS_URL: redisUrl, ...BENCH_SERVER_ENV };
     // The service first: its migrations create the schema the data goes into.
     servers.service = await startServer({
       ...SERVERS.service,

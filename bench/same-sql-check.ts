@@ -12,7 +12,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { withDatabase } from './lib/common.js';
-import { SERVERS, startServer } from './lib/servers.js';
+import { BENCH_SERVER_ENV, SERVERS, startServer } from './lib/servers.js';
 import { DEFAULT_SEED, FULL } from './generate-data.js';
 import { buildScenarios, loadFixture } from './scenarios.js';
 
@@ -43,11 +43,7 @@ async function main() {
   const env = {
     DATABASE_URL: url,
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
-    GATEWAY_RATE_LIMIT_PER_MIN: '100000000',
-    // The bench's data is dated up to a year back: no retention sweep during the check.
-    NOTIFICATION_RETENTION_DAYS: '0',
+    ...BENCH_SERVER_ENV,
     INTERNAL_API_TOKEN: 'same-sql-check-platform-token-0123',
     // node-postgres passes it on as each session's options.
     PGOPTIONS: '-c log_statement=all',

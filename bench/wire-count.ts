@@ -16,7 +16,7 @@ import pg from 'pg';
 import { DEFAULT_SEED, FULL, QUICK } from './generate-data.js';
 import { sleep, withDatabase } from './lib/common.js';
 import { findWrk, runLoad } from './lib/load.js';
-import { buildService, ROOT, SERVERS, startServer } from './lib/servers.js';
+import { BENCH_SERVER_ENV, buildService, ROOT, SERVERS, startServer } from './lib/servers.js';
 import { buildScenarios, loadFixture, type ServerKind } from './scenarios.js';
 
 const argv = process.argv.slice(2);
@@ -50,12 +50,7 @@ const server = await startServer({
     ...SERVERS[serverKind].env,
     DATABASE_URL: url,
     REDIS_URL: redisUrl,
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
-    NOTIFICATION_RETENTION_DAYS: '0',
-    GATEWAY_RATE_LIMIT_PER_MIN: '100000000',
-    SKIPTRACE_RATE_LIMIT_PER_MIN: '100000000',
-    SKIPTRACE_MAX_IN_FLIGHT: '64',
+    ...BENCH_SERVER_ENV,
   },
 });
 
