@@ -174,10 +174,6 @@ async function feedRows(userId: string, v: Record<string, unknown>, limit: numbe
     const c = [`user_id = ${p(userId)}`, 'archived_at is null', '(expires_at is null or expires_at > now())'];
     if (type !== null) c.push(`notification_type = ${p(type)}`);
     if (withSeen && seen !== null) c.push(`s.is_seen = ${p(seen)}`);
-    if (search !== null) {
-      const pattern = likePattern(search);
-      c.push(`(title ilike ${p(pattern)} escape '\\' or body ilike ${p(pattern)} escape '\\')`);
-    }
     return c.join(' and ');
   };
   const counters = () =>
@@ -185,9 +181,23 @@ async function feedRows(userId: string, v: Record<string, unknown>, limit: numbe
       ? `(${liveCounters(p, userId, type)}) live`
       : `notification_counters where user_id = ${p(userId)}${type !== null ? ` and notification_type = ${p(type)}` : ''}`;
   if (search !== null) {
-    // The service's `searchPage`: the matching rows and their state once, counted and sorted.
+    // The service's `searchPage`: values the planner does not see (planned once), a small feed's rows all read and a
+    // larger one's through the trigram indexes, the matching rows and their state once, counted and sorted.
+    const unseen = (value: unknown, as: string) => `(select ${p(value)}::${as})`;
+    const pattern = likePattern(search);
+    const rows = () =>
+      [`user_id = ${unseen(userId, 'uuid')}`, 'archived_at is null', '(expires_at is null or expires_at > now())']
+        .concat(type !== null ? [`notification_type = ${unseen(type, 'text')}`] : [])
+        .join(' and ');
+    const term = () => `(title ilike ${unseen(pattern, 'text')} escape '\\' or body ilike ${unseen(pattern, 'text')} escape '\\')`;
     const seenIs = () => (seen === null ? 'true' : `is_seen = ${p(seen)}`);
-    const text = `with m as (select ${STATE_COLUMNS} from notifications n ${STATE} where ${matching(false)}),
+    const scan = `(select coalesce(sum(unread_count + read_count), 0) <= 1000 from notification_counters
+           where user_id = ${p(userId)}${type !== null ? ` and notification_type = ${p(type)}` : ''})`;
+    const text = `with c as (select ${scan} as scan),
+      r as (select * from (select * from notifications where ${rows()} and (select scan from c) offset 0) scanned where ${term()}
+            union all
+            select * from notifications where ${rows()} and ${term()} and not (select scan from c)),
+      m as (select ${STATE_COLUMNS} from r n ${STATE}),
       t as (select count(*) filter (where ${seenIs()})::int as total, count(*) filter (where not is_seen)::int as unread, 0 as expiring from m)
       select t.total, t.unread, t.expiring, n.* from t left join lateral (
         select * from m where ${seenIs()}${after ? ` and (created_at, id) < (${p(after.createdAt)}, ${p(after.id)})` : ''}

@@ -141,15 +141,24 @@ const liveCounters = (userId: string, type: string | null) =>
        where n.user_id = ${userId} and n.expires_at <= now() and n.archived_at is null${andTypeIs('n.notification_type', type)}
        group by n.notification_type`;
 
-/** The user's rows matching a filter (the seen filter too, unless `withSeen` is false). */
-function matching(userId: string, filter: FeedConditions, withSeen = true): Statement {
-  const conditions = [sql`user_id = ${userId}`, raw(filter.archived ? 'archived_at is not null' : 'archived_at is null'), NOT_EXPIRED];
-  if (filter.type !== null) conditions.push(sql`notification_type = ${filter.type}`);
+/** How a statement passes a value: bound as a parameter, or `unseen`. */
+type Bind = (value: unknown, type: string) => Statement;
+const bound: Bind = (value) => sql`${value}`;
+/**
+ * A value read by an InitPlan, which the planner does not look into: custom plans then cost what
+ * the generic plan costs, so PostgreSQL keeps the generic one and stops planning on every call.
+ */
+const unseen: Bind = (value, type) => sql`(select ${value}::${raw(type)})`;
+
+/** The user's rows matching a filter but its search term (the seen filter too, unless `withSeen` is false). */
+function matching(userId: string, filter: FeedConditions, withSeen = true, bind = bound): Statement {
+  const conditions = [
+    sql`user_id = ${bind(userId, 'uuid')}`,
+    raw(filter.archived ? 'archived_at is not null' : 'archived_at is null'),
+    NOT_EXPIRED,
+  ];
+  if (filter.type !== null) conditions.push(sql`notification_type = ${bind(filter.type, 'text')}`);
   if (withSeen && filter.seen !== null) conditions.push(sql`s.is_seen = ${filter.seen}`);
-  if (filter.search !== null) {
-    const pattern = likePattern(filter.search);
-    conditions.push(sql`(title ilike ${pattern} escape '\\' or body ilike ${pattern} escape '\\')`);
-  }
   return join(conditions, ' and ');
 }
 
@@ -225,7 +234,7 @@ export async function selectFeedPage(
   const page = (live: boolean) =>
     db.rows<NotificationRow & { total: number; unread: number; expiring: number }>(
       filter.search !== null
-        ? searchPage(userId, filter, after, limit)
+        ? searchPage(userId, filter, filter.search, after, limit)
         : sql`with t as (${totals(userId, filter, live)})
         select t.total, t.unread, t.expiring, n.* from t left join lateral (
           select ${COLUMNS} from notifications n ${GATED_STATE}
@@ -245,10 +254,32 @@ export async function selectFeedPage(
 
 const keysetAfter = (after: KeysetPosition | null) => (after ? sql` and (created_at, id) < (${after.createdAt}, ${after.id})` : empty);
 
-/** A search page: its totals need every matching row, so they are read once, then counted and sorted. */
-function searchPage(userId: string, filter: FeedConditions, after: KeysetPosition | null, limit: number): Statement {
+/**
+ * Feeds of up to this many rows (of the type filtered on) are searched by reading all their rows;
+ * larger ones through the trigram indexes, whose cost grows with the whole table's matches.
+ */
+const SEARCH_SCAN_ROWS_MAX = 1000;
+
+/**
+ * A search page: its totals need every matching row, so they are read once, then counted and
+ * sorted. Its values are `unseen`, so it is planned once per connection; which way the rows are
+ * found is then decided as it runs, from the user's counter rows (archived rows, few, are read).
+ */
+function searchPage(userId: string, filter: FeedConditions, search: string, after: KeysetPosition | null, limit: number): Statement {
   const seenIs = filter.seen === null ? raw('true') : sql`is_seen = ${filter.seen}`;
-  return sql`with m as (select ${COLUMNS} from notifications n ${STATE} where ${matching(userId, filter, false)}),
+  const pattern = likePattern(search);
+  const term = sql`(title ilike ${unseen(pattern, 'text')} escape '\\' or body ilike ${unseen(pattern, 'text')} escape '\\')`;
+  const rows = matching(userId, filter, false, unseen);
+  const scan = filter.archived
+    ? raw('true')
+    : sql`(select coalesce(sum(unread_count + read_count), 0) <= ${raw(String(SEARCH_SCAN_ROWS_MAX))} from notification_counters
+           where user_id = ${userId}${andTypeIs('notification_type', filter.type)})`;
+  // `offset 0` keeps the term out of the scan, so the planner cannot take the trigram indexes for it.
+  return sql`with c as (select ${scan} as scan),
+      r as (select * from (select * from notifications where ${rows} and (select scan from c) offset 0) scanned where ${term}
+            union all
+            select * from notifications where ${rows} and ${term} and not (select scan from c)),
+      m as (select ${COLUMNS} from r n ${STATE}),
       t as (select count(*) filter (where ${seenIs})::int as total, count(*) filter (where not is_seen)::int as unread, 0 as expiring from m)
       select t.total, t.unread, t.expiring, n.* from t left join lateral (
         select * from m where ${seenIs}${keysetAfter(after)}
