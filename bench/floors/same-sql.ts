@@ -180,31 +180,7 @@ async function feedRows(userId: string, v: Record<string, unknown>, limit: numbe
     live
       ? `(${liveCounters(p, userId, type)}) live`
       : `notification_counters where user_id = ${p(userId)}${type !== null ? ` and notification_type = ${p(type)}` : ''}`;
-  if (search !== null) {
-    // The service's `searchPage`: values the planner does not see (planned once), a small feed's rows all read and a
-    // larger one's through the trigram indexes, the matching rows and their state once, counted and sorted.
-    const unseen = (value: unknown, as: string) => `(select ${p(value)}::${as})`;
-    const pattern = likePattern(search);
-    const rows = () =>
-      [`user_id = ${unseen(userId, 'uuid')}`, 'archived_at is null', '(expires_at is null or expires_at > now())']
-        .concat(type !== null ? [`notification_type = ${unseen(type, 'text')}`] : [])
-        .join(' and ');
-    const term = () => `(title ilike ${unseen(pattern, 'text')} escape '\\' or body ilike ${unseen(pattern, 'text')} escape '\\')`;
-    const seenIs = () => (seen === null ? 'true' : `is_seen = ${p(seen)}`);
-    const scan = `(select coalesce(sum(unread_count + read_count), 0) <= 1000 from notification_counters
-           where user_id = ${p(userId)}${type !== null ? ` and notification_type = ${p(type)}` : ''})`;
-    const text = `with c as (select ${scan} as scan),
-      r as (select * from (select * from notifications where ${rows()} and (select scan from c) offset 0) scanned where ${term()}
-            union all
-            select * from notifications where ${rows()} and ${term()} and not (select scan from c)),
-      m as (select ${STATE_COLUMNS} from r n ${STATE}),
-      t as (select count(*) filter (where ${seenIs()})::int as total, count(*) filter (where not is_seen)::int as unread, 0 as expiring from m)
-      select t.total, t.unread, t.expiring, n.* from t left join lateral (
-        select * from m where ${seenIs()}${after ? ` and (created_at, id) < (${p(after.createdAt)}, ${p(after.id)})` : ''}
-         order by created_at desc, id desc limit least(${limit + 1}, t.total)) n on true
-       order by n.created_at desc, n.id desc`;
-    return (await bound(text, values)).rows;
-  }
+  if (search !== null) return searchRows(userId, { type, seen, search, after }, limit);
   const totals = `select coalesce(sum(${seen === null ? 'unread_count + read_count' : seen ? 'read_count' : 'unread_count'}), 0)::int as total,
                 coalesce(sum(unread_count), 0)::int as unread, coalesce(max(mark_gen), 0) as gen,
                 ${live ? '0' : 'coalesce(sum(expiring_count), 0)'} as expiring
@@ -219,6 +195,43 @@ async function feedRows(userId: string, v: Record<string, unknown>, limit: numbe
     values,
   );
   return rows;
+}
+
+/**
+ * The service's `searchRows`: a small feed's rows all read (values the planner does not see, planned once), a larger
+ * one's searched again through the trigram indexes; the matching rows and their state once, counted and sorted.
+ */
+async function searchRows(
+  userId: string,
+  f: { type: string | null; seen: boolean | null; search: string; after: { createdAt: Date; id: string } | null },
+  limit: number,
+) {
+  const pattern = likePattern(f.search);
+  const statement = (scanned: boolean) => {
+    const { values, p } = placeholders();
+    const value = (v: unknown, as: string) => (scanned ? `(select ${p(v)}::${as})` : p(v));
+    const rows = () =>
+      [`user_id = ${value(userId, 'uuid')}`, 'archived_at is null', '(expires_at is null or expires_at > now())']
+        .concat(f.type !== null ? [`notification_type = ${value(f.type, 'text')}`] : [])
+        .join(' and ');
+    const term = () => `(title ilike ${value(pattern, 'text')} escape '\\' or body ilike ${value(pattern, 'text')} escape '\\')`;
+    const seenIs = () => (f.seen === null ? 'true' : `is_seen = ${p(f.seen)}`);
+    const m = scanned
+      ? `c as (select (select coalesce(sum(unread_count + read_count), 0) <= 1000 from notification_counters
+           where user_id = ${p(userId)}${f.type !== null ? ` and notification_type = ${p(f.type)}` : ''}) as scan),
+      m as (select ${STATE_COLUMNS} from (select * from notifications where ${rows()} and (select scan from c) offset 0) n ${STATE} where ${term()})`
+      : `m as (select ${STATE_COLUMNS} from notifications n ${STATE} where ${rows()} and ${term()})`;
+    const text = `with ${m},
+      t as (select count(*) filter (where ${seenIs()})::int as total, count(*) filter (where not is_seen)::int as unread, 0 as expiring,
+                   ${scanned ? '(select scan from c)' : 'true'} as scanned from m)
+      select t.total, t.unread, t.expiring, t.scanned, n.* from t left join lateral (
+        select * from m where ${seenIs()}${f.after ? ` and (created_at, id) < (${p(f.after.createdAt)}, ${p(f.after.id)})` : ''}
+         order by created_at desc, id desc limit least(${limit + 1}, t.total)) n on true
+       order by n.created_at desc, n.id desc`;
+    return bound(text, values);
+  };
+  const { rows } = await statement(true);
+  return rows[0]?.scanned !== false ? rows : (await statement(false)).rows;
 }
 
 async function gateway(req: IncomingMessage, res: ServerResponse) {
