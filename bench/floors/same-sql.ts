@@ -174,27 +174,13 @@ async function feedRows(userId: string, v: Record<string, unknown>, limit: numbe
     const c = [`user_id = ${p(userId)}`, 'archived_at is null', '(expires_at is null or expires_at > now())'];
     if (type !== null) c.push(`notification_type = ${p(type)}`);
     if (withSeen && seen !== null) c.push(`s.is_seen = ${p(seen)}`);
-    if (search !== null) {
-      const pattern = likePattern(search);
-      c.push(`(title ilike ${p(pattern)} escape '\\' or body ilike ${p(pattern)} escape '\\')`);
-    }
     return c.join(' and ');
   };
   const counters = () =>
     live
       ? `(${liveCounters(p, userId, type)}) live`
       : `notification_counters where user_id = ${p(userId)}${type !== null ? ` and notification_type = ${p(type)}` : ''}`;
-  if (search !== null) {
-    // The service's `searchPage`: the matching rows and their state once, counted and sorted.
-    const seenIs = () => (seen === null ? 'true' : `is_seen = ${p(seen)}`);
-    const text = `with m as (select ${STATE_COLUMNS} from notifications n ${STATE} where ${matching(false)}),
-      t as (select count(*) filter (where ${seenIs()})::int as total, count(*) filter (where not is_seen)::int as unread, 0 as expiring from m)
-      select t.total, t.unread, t.expiring, n.* from t left join lateral (
-        select * from m where ${seenIs()}${after ? ` and (created_at, id) < (${p(after.createdAt)}, ${p(after.id)})` : ''}
-         order by created_at desc, id desc limit least(${limit + 1}, t.total)) n on true
-       order by n.created_at desc, n.id desc`;
-    return (await bound(text, values)).rows;
-  }
+  if (search !== null) return searchRows(userId, { type, seen, search, after }, limit);
   const totals = `select coalesce(sum(${seen === null ? 'unread_count + read_count' : seen ? 'read_count' : 'unread_count'}), 0)::int as total,
                 coalesce(sum(unread_count), 0)::int as unread, coalesce(max(mark_gen), 0) as gen,
                 ${live ? '0' : 'coalesce(sum(expiring_count), 0)'} as expiring
@@ -209,6 +195,43 @@ async function feedRows(userId: string, v: Record<string, unknown>, limit: numbe
     values,
   );
   return rows;
+}
+
+/**
+ * The service's `searchRows`: a small feed's rows all read (values the planner does not see, planned once), a larger
+ * one's searched again through the trigram indexes; the matching rows and their state once, counted and sorted.
+ */
+async function searchRows(
+  userId: string,
+  f: { type: string | null; seen: boolean | null; search: string; after: { createdAt: Date; id: string } | null },
+  limit: number,
+) {
+  const pattern = likePattern(f.search);
+  const statement = (scanned: boolean) => {
+    const { values, p } = placeholders();
+    const value = (v: unknown, as: string) => (scanned ? `(select ${p(v)}::${as})` : p(v));
+    const rows = () =>
+      [`user_id = ${value(userId, 'uuid')}`, 'archived_at is null', '(expires_at is null or expires_at > now())']
+        .concat(f.type !== null ? [`notification_type = ${value(f.type, 'text')}`] : [])
+        .join(' and ');
+    const term = () => `(title ilike ${value(pattern, 'text')} escape '\\' or body ilike ${value(pattern, 'text')} escape '\\')`;
+    const seenIs = () => (f.seen === null ? 'true' : `is_seen = ${p(f.seen)}`);
+    const m = scanned
+      ? `c as (select (select coalesce(sum(unread_count + read_count), 0) <= 1000 from notification_counters
+           where user_id = ${p(userId)}${f.type !== null ? ` and notification_type = ${p(f.type)}` : ''}) as scan),
+      m as (select ${STATE_COLUMNS} from (select * from notifications where ${rows()} and (select scan from c) offset 0) n ${STATE} where ${term()})`
+      : `m as (select ${STATE_COLUMNS} from notifications n ${STATE} where ${rows()} and ${term()})`;
+    const text = `with ${m},
+      t as (select count(*) filter (where ${seenIs()})::int as total, count(*) filter (where not is_seen)::int as unread, 0 as expiring,
+                   ${scanned ? '(select scan from c)' : 'true'} as scanned from m)
+      select t.total, t.unread, t.expiring, t.scanned, n.* from t left join lateral (
+        select * from m where ${seenIs()}${f.after ? ` and (created_at, id) < (${p(f.after.createdAt)}, ${p(f.after.id)})` : ''}
+         order by created_at desc, id desc limit least(${limit + 1}, t.total)) n on true
+       order by n.created_at desc, n.id desc`;
+    return bound(text, values);
+  };
+  const { rows } = await statement(true);
+  return rows[0]?.scanned !== false ? rows : (await statement(false)).rows;
 }
 
 async function gateway(req: IncomingMessage, res: ServerResponse) {

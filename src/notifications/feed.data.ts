@@ -141,15 +141,24 @@ const liveCounters = (userId: string, type: string | null) =>
        where n.user_id = ${userId} and n.expires_at <= now() and n.archived_at is null${andTypeIs('n.notification_type', type)}
        group by n.notification_type`;
 
-/** The user's rows matching a filter (the seen filter too, unless `withSeen` is false). */
-function matching(userId: string, filter: FeedConditions, withSeen = true): Statement {
-  const conditions = [sql`user_id = ${userId}`, raw(filter.archived ? 'archived_at is not null' : 'archived_at is null'), NOT_EXPIRED];
-  if (filter.type !== null) conditions.push(sql`notification_type = ${filter.type}`);
+/** How a statement passes a value: bound as a parameter, or `unseen`. */
+type Bind = (value: unknown, type: string) => Statement;
+const bound: Bind = (value) => sql`${value}`;
+/**
+ * A value read by an InitPlan, which the planner does not look into: custom plans then cost what
+ * the generic plan costs, so PostgreSQL keeps the generic one and stops planning on every call.
+ */
+const unseen: Bind = (value, type) => sql`(select ${value}::${raw(type)})`;
+
+/** The user's rows matching a filter but its search term (the seen filter too, unless `withSeen` is false). */
+function matching(userId: string, filter: FeedConditions, withSeen = true, bind = bound): Statement {
+  const conditions = [
+    sql`user_id = ${bind(userId, 'uuid')}`,
+    raw(filter.archived ? 'archived_at is not null' : 'archived_at is null'),
+    NOT_EXPIRED,
+  ];
+  if (filter.type !== null) conditions.push(sql`notification_type = ${bind(filter.type, 'text')}`);
   if (withSeen && filter.seen !== null) conditions.push(sql`s.is_seen = ${filter.seen}`);
-  if (filter.search !== null) {
-    const pattern = likePattern(filter.search);
-    conditions.push(sql`(title ilike ${pattern} escape '\\' or body ilike ${pattern} escape '\\')`);
-  }
   return join(conditions, ' and ');
 }
 
@@ -205,6 +214,8 @@ export function sumCounterRows(rows: Iterable<NotificationTypeCounts>): Notifica
   return counts;
 }
 
+type PageRow = NotificationRow & { total: number; unread: number; expiring: number };
+
 export interface FeedRows {
   rows: NotificationView[];
   total: number;
@@ -223,16 +234,16 @@ export async function selectFeedPage(
   limit: number,
 ): Promise<FeedRows> {
   const page = (live: boolean) =>
-    db.rows<NotificationRow & { total: number; unread: number; expiring: number }>(
-      filter.search !== null
-        ? searchPage(userId, filter, after, limit)
-        : sql`with t as (${totals(userId, filter, live)})
+    filter.search !== null
+      ? searchRows(db, userId, { ...filter, search: filter.search }, after, limit)
+      : db.rows<PageRow>(
+          sql`with t as (${totals(userId, filter, live)})
         select t.total, t.unread, t.expiring, n.* from t left join lateral (
           select ${COLUMNS} from notifications n ${GATED_STATE}
            where ${matching(userId, filter)}${keysetAfter(after)}
            order by created_at desc, id desc limit least(${raw(String(limit))}, t.total)) n on true
          order by n.created_at desc, n.id desc`,
-    );
+        );
   let rows = await page(false);
   // Some counted row carries an expiry: again, with the expired rows not swept yet out of the totals.
   if (Number(rows[0]?.expiring ?? 0) > 0) rows = await page(true);
@@ -245,12 +256,56 @@ export async function selectFeedPage(
 
 const keysetAfter = (after: KeysetPosition | null) => (after ? sql` and (created_at, id) < (${after.createdAt}, ${after.id})` : empty);
 
-/** A search page: its totals need every matching row, so they are read once, then counted and sorted. */
-function searchPage(userId: string, filter: FeedConditions, after: KeysetPosition | null, limit: number): Statement {
+/**
+ * Feeds of up to this many rows (of the type filtered on) are searched by reading all their rows;
+ * larger ones through the trigram indexes, whose cost grows with the whole table's matches.
+ */
+const SEARCH_SCAN_ROWS_MAX = 1000;
+
+const searchTerm = (search: string, bind: Bind) => {
+  const pattern = likePattern(search);
+  return sql`(title ilike ${bind(pattern, 'text')} escape '\\' or body ilike ${bind(pattern, 'text')} escape '\\')`;
+};
+
+/**
+ * A small feed's search reads all its rows, in a statement whose values are `unseen`, so it is
+ * planned once per connection. A larger feed's (`scanned` false: nothing read yet) is searched
+ * again through the trigram indexes, planned for its values on every call as the planner sees fit.
+ */
+async function searchRows(
+  db: Db,
+  userId: string,
+  filter: FeedConditions & { search: string },
+  after: KeysetPosition | null,
+  limit: number,
+) {
+  const scan = filter.archived
+    ? raw('true')
+    : sql`(select coalesce(sum(unread_count + read_count), 0) <= ${raw(String(SEARCH_SCAN_ROWS_MAX))} from notification_counters
+           where user_id = ${userId}${andTypeIs('notification_type', filter.type)})`;
+  // `offset 0` keeps the term out of the scan, so the planner cannot take the trigram indexes for it.
+  const scanned = sql`c as (select ${scan} as scan),
+      m as (select ${COLUMNS} from (select * from notifications where ${matching(userId, filter, false, unseen)} and (select scan from c) offset 0) n
+             ${STATE} where ${searchTerm(filter.search, unseen)})`;
+  const rows = await db.rows<PageRow & { scanned: boolean }>(searchPage(scanned, raw('(select scan from c)'), filter, after, limit));
+  if (rows[0]?.scanned !== false) return rows;
+  const indexed = sql`m as (select ${COLUMNS} from notifications n ${STATE} where ${matching(userId, filter, false)} and ${searchTerm(filter.search, bound)})`;
+  return db.rows<PageRow>(searchPage(indexed, raw('true'), filter, after, limit));
+}
+
+/** A search page: its totals need every matching row (`m`), so they are read once, then counted and sorted. */
+function searchPage(
+  matches: Statement,
+  scanned: Statement,
+  filter: FeedConditions,
+  after: KeysetPosition | null,
+  limit: number,
+): Statement {
   const seenIs = filter.seen === null ? raw('true') : sql`is_seen = ${filter.seen}`;
-  return sql`with m as (select ${COLUMNS} from notifications n ${STATE} where ${matching(userId, filter, false)}),
-      t as (select count(*) filter (where ${seenIs})::int as total, count(*) filter (where not is_seen)::int as unread, 0 as expiring from m)
-      select t.total, t.unread, t.expiring, n.* from t left join lateral (
+  return sql`with ${matches},
+      t as (select count(*) filter (where ${seenIs})::int as total, count(*) filter (where not is_seen)::int as unread, 0 as expiring,
+                   ${scanned} as scanned from m)
+      select t.total, t.unread, t.expiring, t.scanned, n.* from t left join lateral (
         select * from m where ${seenIs}${keysetAfter(after)}
          order by created_at desc, id desc limit least(${raw(String(limit))}, t.total)) n on true
        order by n.created_at desc, n.id desc`;
