@@ -269,8 +269,9 @@ const searchTerm = (search: string, bind: Bind) => {
 
 /**
  * A small feed's search reads all its rows, in a statement whose values are `unseen`, so it is
- * planned once per connection. A larger feed's (`scanned` false: nothing read yet) is searched
- * again through the trigram indexes, planned for its values on every call as the planner sees fit.
+ * planned once per connection. A larger feed's (`scanned` false: nothing read yet), and any archived
+ * search (no counter row says how many rows that would read), go through the trigram indexes,
+ * planned for their values on every call.
  */
 async function searchRows(
   db: Db,
@@ -279,16 +280,16 @@ async function searchRows(
   after: KeysetPosition | null,
   limit: number,
 ) {
-  const scan = filter.archived
-    ? raw('true')
-    : sql`(select coalesce(sum(unread_count + read_count), 0) <= ${raw(String(SEARCH_SCAN_ROWS_MAX))} from notification_counters
-           where user_id = ${userId}${andTypeIs('notification_type', filter.type)})`;
-  // `offset 0` keeps the term out of the scan, so the planner cannot take the trigram indexes for it.
-  const scanned = sql`c as (select ${scan} as scan),
+  if (!filter.archived) {
+    const small = sql`(select coalesce(sum(unread_count + read_count), 0) <= ${raw(String(SEARCH_SCAN_ROWS_MAX))}
+           from notification_counters where user_id = ${userId}${andTypeIs('notification_type', filter.type)})`;
+    // `offset 0` keeps the term out of the scan, so the planner cannot take the trigram indexes for it.
+    const scanned = sql`c as (select ${small} as scan),
       m as (select ${COLUMNS} from (select * from notifications where ${matching(userId, filter, false, unseen)} and (select scan from c) offset 0) n
              ${STATE} where ${searchTerm(filter.search, unseen)})`;
-  const rows = await db.rows<PageRow & { scanned: boolean }>(searchPage(scanned, raw('(select scan from c)'), filter, after, limit));
-  if (rows[0]?.scanned !== false) return rows;
+    const rows = await db.rows<PageRow & { scanned: boolean }>(searchPage(scanned, raw('(select scan from c)'), filter, after, limit));
+    if (rows[0]?.scanned !== false) return rows;
+  }
   const indexed = sql`m as (select ${COLUMNS} from notifications n ${STATE} where ${matching(userId, filter, false)} and ${searchTerm(filter.search, bound)})`;
   return db.rows<PageRow>(searchPage(indexed, raw('true'), filter, after, limit));
 }

@@ -624,6 +624,31 @@ describe('listNotifications: searchTerm', () => {
     expect(empty.hasUnread).toBe(true);
   });
 
+  it('answers the same over the search paths: a small type read whole, a feed over 1,000 rows and the archive through the indexes', async () => {
+    const user = await service.provision();
+    // 1,001 rows: the feed as a whole is past the read-all threshold, its `task_overdue` rows are not.
+    const items = Array.from({ length: 1001 }, (_, i) => ({
+      notificationType: i % 100 === 0 ? 'task_overdue' : 'deal_created',
+      title: i % 7 === 0 ? `Needle ${i}` : `Hay ${i}`,
+      createdAt: at(i),
+    }));
+    const rows = [...(await seed(user, items.slice(0, 1000))), ...(await seed(user, items.slice(1000)))];
+    const newestFirst = (matching: typeof rows) => matching.map((r) => r.id).reverse();
+    const needles = rows.filter((r) => r.title.startsWith('Needle'));
+
+    const whole = await list(user, { searchTerm: 'needle', limit: 50 });
+    expect(whole.total).toBe(needles.length);
+    expect(whole.notifications.map((n) => n.id)).toEqual(newestFirst(needles).slice(0, 50));
+    const tasks = await list(user, { searchTerm: 'needle', notificationTypeFilter: 'task_overdue' });
+    expect(tasks.notifications.map((n) => n.id)).toEqual(newestFirst(needles.filter((r) => r.notificationType === 'task_overdue')));
+
+    const archivedIds = needles.slice(0, 3).map((r) => r.id);
+    ok(await call(user, 'archiveNotifications', { notificationIds: archivedIds, archived: true }));
+    const archived = await list(user, { searchTerm: 'needle', archived: true });
+    expect(archived.notifications.map((n) => n.id)).toEqual([...archivedIds].reverse());
+    expect((await list(user, { searchTerm: 'needle' })).total).toBe(needles.length - 3);
+  });
+
   it('accepts 200 characters and refuses 201 with 422 naming variables.searchTerm', async () => {
     const user = await service.provision();
     await seed(user, [{ title: 'x'.repeat(200) }]);
