@@ -46,9 +46,11 @@ export const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT
 export const NODE_VERSION = execFileSync(NODE, ['--version']).toString().trim();
 
 /** The Node flags of `npm start` (source maps, heap sizes), so the bench runs the bundle exactly as production does. */
-const START_FLAGS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
-  .split(/\s+/)
-  .filter((arg) => arg.startsWith('--'));
+/** The Node flags of a tree's `npm start` (heap caps and the like): each tree's bundle runs as its own `npm start` runs it. */
+const startFlagsOf = (root: string): string[] =>
+  (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+    .split(/\s+/)
+    .filter((arg) => arg.startsWith('--'));
 
 /** Builds the service in `root` (`npm run build`: the bundle `npm start` runs) and returns its entry point. */
 export function buildService(root: string): string {
@@ -132,7 +134,7 @@ export async function startServer(options: {
   mkdirSync(LOG_DIR, { recursive: true });
   const out = createWriteStream(join(LOG_DIR, `${options.name}.log`), { flags: 'a' });
   const started = performance.now();
-  const loader = options.script.endsWith('.ts') ? ['--import', 'tsx'] : START_FLAGS;
+  const loader = options.script.endsWith('.ts') ? ['--import', 'tsx'] : startFlagsOf(options.cwd ?? ROOT);
   // BENCH_PROF_DIR=dir: the service and the baseline write CPU profiles there (dir/<name>/) when they exit.
   const prof =
     process.env.BENCH_PROF_DIR && options.name.startsWith('service')

@@ -1,7 +1,8 @@
 import type { DocumentedRoute } from './documented-route.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import type pg from 'pg';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { SeriesHistogram } from '../infra/series-histogram.js';
 import type { Services } from '../schema/context.js';
 import { allowOnly } from './server.js';
 import { credentialGuard } from './credential-guard.js';
@@ -37,46 +38,31 @@ export function createMetricsRegistry(pool: pg.Pool | null): Registry {
   return registry;
 }
 
-/** A histogram's child per label values, made once: an observation then costs no hashing of its labels. */
-function childrenOf<L extends string>(histogram: Histogram<L>) {
-  const children = new Map<string, ReturnType<Histogram<L>['labels']>>();
-  return (...values: string[]) => {
-    const key = values.join('\0');
-    let child = children.get(key);
-    if (!child) children.set(key, (child = histogram.labels(...values)));
-    return child;
-  };
-}
-
 /**
  * Request latency by route, with bounded labels (the route's pattern, never the URL). Call before
  * routes are registered: each hook binds its pattern once, since `request.routeOptions` allocates per read.
  */
 export function registerHttpMetrics(app: FastifyInstance, registry: Registry, gatewayPath: string) {
-  const requests = childrenOf(
-    new Histogram({
-      name: 'crm_http_request_duration_seconds',
-      help: 'HTTP requests by route pattern, method and status, with their duration (_count counts requests).',
-      labelNames: ['route', 'method', 'status'] as const,
-      buckets: LATENCY_BUCKETS,
-      registers: [registry],
-    }),
+  const requests = new SeriesHistogram(
+    'crm_http_request_duration_seconds',
+    'HTTP requests by route pattern, method and status, with their duration (_count counts requests).',
+    ['route', 'method', 'status'],
+    LATENCY_BUCKETS,
+    registry,
   );
-  const gatewayCalls = childrenOf(
-    new Histogram({
-      name: 'crm_gateway_call_duration_seconds',
-      help: 'Gateway calls (POST /api/v1/call) by operationId (unknown for any other) and status, with their duration.',
-      labelNames: ['operation_id', 'status'] as const,
-      buckets: LATENCY_BUCKETS,
-      registers: [registry],
-    }),
+  const gatewayCalls = new SeriesHistogram(
+    'crm_gateway_call_duration_seconds',
+    'Gateway calls (POST /api/v1/call) by operationId (unknown for any other) and status, with their duration.',
+    ['operation_id', 'status'],
+    LATENCY_BUCKETS,
+    registry,
   );
   const observe = (route: string, request: FastifyRequest, reply: FastifyReply) => {
     const seconds = reply.elapsedTime / 1000;
     const status = String(reply.statusCode);
-    requests(route, request.method, status).observe(seconds);
+    requests.observe(seconds, route, request.method, status);
     if (route === gatewayPath && request.method === 'POST')
-      gatewayCalls(request.restCall?.operation.name ?? 'unknown', status).observe(seconds);
+      gatewayCalls.observe(seconds, request.restCall?.operation.name ?? 'unknown', status);
   };
 
   app.addHook('onRoute', (route) => {
