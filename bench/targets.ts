@@ -162,6 +162,7 @@ export const TARGETS: Target[] = [
     name: 'errors = 0',
     metric: { kind: 'errors' },
     threshold: 0,
-    source: 'the harness itself: a figure only counts if every request was answered as expected',
+    source:
+      "the harness itself: a figure only counts if every request was answered as expected (the service's and the baseline's errors decide the line; a comparison server's errors void its own figure)",
   },
 ];

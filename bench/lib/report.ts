@@ -235,8 +235,12 @@ function evaluate(target: Target, input: ReportInput): Line[] {
       return [line(target.name, share, input.counts?.summary ?? 'not checked')];
     }
     case 'errors': {
-      const errors = rows.reduce((a, r) => a + r.errors, 0);
-      return [line(target.name, errors, `${errors}`)];
+      // The service's (and the baseline's) requests decide; a comparison server's errors void only its own figure, named here.
+      const judged = (r: Row) => r.server === 'service' || r.server === 'baseline';
+      const errors = rows.filter(judged).reduce((a, r) => a + r.errors, 0);
+      const others = rows.filter((r) => !judged(r) && r.errors > 0).map((r) => `${r.label} ${r.errors} in ${r.scenario.id}`);
+      const figure = others.length ? `${errors}; comparison servers: ${others.join(', ')} (their figures there do not count)` : `${errors}`;
+      return [line(target.name, errors, figure)];
     }
     case 'startup-extra-ms': {
       const { startup } = input;

@@ -3,7 +3,7 @@ import type { Em } from '../infra/database/orm.js';
 import { empty, join, raw, inUnitOfWork, sql, type Db, type Statement } from '../infra/database/sql.js';
 import { pgTextArray } from '../common/pg-array.js';
 import type { KeysetPosition } from '../common/keyset-page.js';
-import { toDate } from '../common/to-date.js';
+import type { DbTimestamp } from '../common/to-date.js';
 
 /** Every statement on the feed's tables, on the pool: listing never pays for ORM entity tracking. */
 
@@ -13,8 +13,9 @@ export interface NotificationView {
   isSeen: boolean;
   title: string;
   body: string;
-  createdAt: Date;
-  seenAt: Date | null;
+  /** Timestamps stay as the driver gives them until the DateTime scalar writes them. */
+  createdAt: DbTimestamp;
+  seenAt: DbTimestamp | null;
   contactId: string | null;
   dealId: string | null;
   noteId: string | null;
@@ -23,7 +24,7 @@ export interface NotificationView {
   callId: string | null;
   actionType: string | null;
   actionTargetId: string | null;
-  archivedAt: Date | null;
+  archivedAt: DbTimestamp | null;
 }
 
 export interface NotificationCounts {
@@ -88,8 +89,8 @@ interface NotificationRow {
   is_seen: boolean;
   title: string;
   body: string;
-  created_at: Date | string;
-  seen_at: Date | string | null;
+  created_at: DbTimestamp;
+  seen_at: DbTimestamp | null;
   contact_id: string | null;
   deal_id: string | null;
   note_id: string | null;
@@ -98,7 +99,7 @@ interface NotificationRow {
   call_id: string | null;
   action_type: string | null;
   action_target_id: string | null;
-  archived_at: Date | string | null;
+  archived_at: DbTimestamp | null;
 }
 
 function toNotification(row: NotificationRow): NotificationView {
@@ -108,8 +109,8 @@ function toNotification(row: NotificationRow): NotificationView {
     isSeen: row.is_seen,
     title: row.title,
     body: row.body,
-    createdAt: toDate(row.created_at),
-    seenAt: row.seen_at === null ? null : toDate(row.seen_at),
+    createdAt: row.created_at,
+    seenAt: row.seen_at,
     contactId: row.contact_id,
     dealId: row.deal_id,
     noteId: row.note_id,
@@ -118,7 +119,7 @@ function toNotification(row: NotificationRow): NotificationView {
     callId: row.call_id,
     actionType: row.action_type,
     actionTargetId: row.action_target_id,
-    archivedAt: row.archived_at === null ? null : toDate(row.archived_at),
+    archivedAt: row.archived_at,
   };
 }
 

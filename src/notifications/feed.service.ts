@@ -3,6 +3,7 @@ import type { Db } from '../infra/database/sql.js';
 import { isUuid } from '../common/uuid.js';
 import { badInput } from '../common/errors.js';
 import { keysetPage, pageCursor, pageSize } from '../common/keyset-page.js';
+import { toDate } from '../common/to-date.js';
 import { inTurn, placeInQueue, type FeedWriter } from './feed-writes.js';
 import { existingUserIds } from '../organizations/organizations.data.js';
 import { FEED_LISTING } from './cursor.js';
@@ -70,7 +71,7 @@ export async function listNotifications(db: Db, userId: string, filter: ListFilt
   const conditions = normalizeFilter(filter);
   const after = pageCursor(FEED_LISTING, userId, filter.cursor);
   const { rows, total, hasUnread } = await selectFeedPage(db, userId, conditions, after, limit + 1);
-  const page = keysetPage(userId, rows, limit, (row) => row);
+  const page = keysetPage(userId, rows, limit, (row) => ({ createdAt: toDate(row.createdAt), id: row.id }));
   return { notifications: page.nodes, total, hasUnread, nextCursor: page.nextCursor };
 }
 

@@ -2,6 +2,7 @@ import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import type { Context, OrganizationContext, PlatformContext, UserContext } from './context.js';
 import { AppError } from '../common/errors.js';
+import type { DbTimestamp } from '../common/to-date.js';
 
 /**
  * The one SchemaBuilder. Scopes: READ/WRITE/ADMIN (gateway key; ADMIN only while its owner is),
@@ -10,7 +11,8 @@ import { AppError } from '../common/errors.js';
 export const builder = new SchemaBuilder<{
   Context: Context;
   DefaultFieldNullability: false;
-  Scalars: { DateTime: { Input: Date; Output: Date } };
+  // Output: a resolver may hand over a timestamp as PostgreSQL's text; the scalar writes it (common/to-date.ts).
+  Scalars: { DateTime: { Input: Date; Output: DbTimestamp } };
   AuthScopes: {
     READ: boolean;
     WRITE: boolean;

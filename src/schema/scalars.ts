@@ -1,6 +1,7 @@
 import { isInTimestampRange } from '../common/timestamp-range.js';
 import { badInput } from '../common/errors.js';
 import { builder } from './builder.js';
+import { isoTimestamp, type DbTimestamp } from '../common/to-date.js';
 
 /** The instant an ISO 8601 timestamp names, or null when it is none (range aside). The REST routes' `date-time` format is this check. */
 export function readTimestamp(value: string): Date | null {
@@ -11,7 +12,7 @@ export function readTimestamp(value: string): Date | null {
 /** ISO 8601 UTC timestamps with milliseconds. */
 builder.scalarType('DateTime', {
   description: 'An ISO 8601 timestamp in UTC, e.g. 2026-11-23T08:15:30.123Z.',
-  serialize: (value) => (value instanceof Date ? value : new Date(value as string)).toISOString(),
+  serialize: (value) => isoTimestamp(value as DbTimestamp),
   parseValue: (value) => {
     const date = typeof value === 'string' ? readTimestamp(value) : null;
     if (!date) throw badInput('DateTime must be an ISO 8601 timestamp.');

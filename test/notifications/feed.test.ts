@@ -231,6 +231,18 @@ describe('listNotifications: order and row shape', () => {
     const [row] = (await list(user)).notifications;
     expect(row.createdAt).toBe('2025-06-01T08:00:00.250Z');
   });
+
+  it('keeps a createdAt in the first century as it was given, and pages past it one row at a time', async () => {
+    const user = await service.provision();
+    const times = ['2025-06-01T08:00:00.000Z', '1999-12-31T23:59:59.999Z', '0050-06-01T12:00:00.100Z', '0001-01-01T00:00:00.000Z'];
+    await publish(
+      service,
+      user.userId,
+      times.map((createdAt) => ({ createdAt })),
+    );
+    const { rows } = await listAll(user, {}, 1);
+    expect(rows.map((r) => r.createdAt)).toEqual(times);
+  });
 });
 
 describe('listNotifications: empty feed', () => {

@@ -16,6 +16,13 @@ export interface EmbeddedEngine {
 /** PGlite's WebAssembly memory never shrinks, so keep the cache small (docs/scaling.md). */
 const EMBEDDED_SETTINGS = ['-c', 'shared_buffers=16MB'];
 
+/**
+ * date, timestamp and timestamptz as PostgreSQL's text, as MikroORM has the pg driver give them:
+ * PGlite's own parser (`new Date(text)`) reads years below 100 as 19xx or 20xx.
+ */
+const asText = (text: string) => text;
+const TEXT_TIMESTAMPS = { 1082: asText, 1114: asText, 1184: asText };
+
 /** Apart from the ORM so start-up can begin it early. A new data dir is unpacked from the build's template. */
 export async function startEmbeddedEngine(config: EmbeddedConfig): Promise<EmbeddedEngine> {
   return (await beginEmbeddedEngine(config)).engine;
@@ -40,6 +47,7 @@ export async function beginEmbeddedEngine(config: EmbeddedConfig): Promise<{ eng
     dataDir: config.dataDir,
     ...(template && { loadDataDir: template }),
     extensions: { pg_trgm },
+    parsers: TEXT_TIMESTAMPS,
     startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS],
   });
   const engine = opening.then(
