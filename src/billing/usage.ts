@@ -1,5 +1,6 @@
 /** So a customer can match each charge to the `id` it was answered with. */
 import { badInput } from '../common/errors.js';
+import { toDate } from '../common/to-date.js';
 import { keysetPage, pageCursor, pageSize, type KeysetListing } from '../common/keyset-page.js';
 import { join, sql, type Db } from '../infra/database/sql.js';
 
@@ -68,7 +69,7 @@ export async function listUsage(db: Db, organizationId: string, query: UsageQuer
   );
   const requests = rows.map((row) => ({
     id: row.id,
-    createdAt: new Date(row.created_at),
+    createdAt: toDate(row.created_at),
     outcome: row.outcome,
     charged: row.charged,
     cacheHit: row.cache_hit,

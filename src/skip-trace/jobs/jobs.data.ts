@@ -4,6 +4,7 @@
  */
 import { empty, raw, sql, type Db } from '../../infra/database/sql.js';
 import type { KeysetPosition } from '../../common/keyset-page.js';
+import { toDate } from '../../common/to-date.js';
 import type { ItemStatus } from '../items/item-result.js';
 
 export const JOB_STATUSES = ['queued', 'running', 'completed', 'cancelled'] as const;
@@ -86,14 +87,14 @@ interface JobRow {
   columns: string[] | null;
 }
 
-const date = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
+const date = (value: Date | string | null): Date | null => (value === null ? null : toDate(value));
 
 export function jobOf(row: JobRow): Job {
   return {
     id: row.id,
     organizationId: row.organization_id,
     status: row.status,
-    createdAt: new Date(row.created_at),
+    createdAt: toDate(row.created_at),
     startedAt: date(row.started_at),
     completedAt: date(row.completed_at),
     counts: {
