@@ -1,4 +1,4 @@
-import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+import { hash, randomInt, timingSafeEqual } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SECRET_BODY_LENGTH = 40;
@@ -20,7 +20,7 @@ export function isWellFormedSecret(value: string, prefix: SecretPrefix): boolean
 
 /** Keys are high-entropy random strings, so an unsalted SHA-256 is a sufficient at-rest hash. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 /** The only part of a key shown after issue. */
@@ -30,7 +30,7 @@ export function secretHint(secret: string): string {
 
 /** Hashed first so secrets of any length compare in constant time. */
 export function secretsEqual(a: string, b: string): boolean {
-  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+  return timingSafeEqual(hash('sha256', a, 'buffer'), hash('sha256', b, 'buffer'));
 }
 
 export function hashesEqual(storedHex: string, presentedHex: string): boolean {

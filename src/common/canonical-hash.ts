@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export type Json = string | number | boolean | null | readonly Json[] | { readonly [key: string]: Json };
 
 /** Keys sorted at every level, so equal values hash equally whatever their property order. */
 export function canonicalHash(value: Json): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
+  return hash('sha256', canonicalJson(value), 'hex');
 }
 
 function canonicalJson(value: Json): string {

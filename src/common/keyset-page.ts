@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { badInput } from './errors.js';
 import { isInTimestampRange } from './timestamp-range.js';
 import { isUuid } from './uuid.js';
@@ -24,7 +24,7 @@ export const KEYSET_CURSOR_PATTERN = '^W[A-Za-z0-9_-]{73,91}$';
 export const KEYSET_CURSOR_DESCRIPTION =
   'An opaque token issued by the server (nextCursor of the previous page); only a cursor of this listing is accepted.';
 
-const listTag = (list: string) => createHash('sha256').update(list).digest('base64url').slice(0, 10);
+const listTag = (list: string) => hash('sha256', list, 'base64url').slice(0, 10);
 
 export function encodeKeysetCursor(list: string, position: KeysetPosition): string {
   return Buffer.from(JSON.stringify([position.createdAt.getTime(), position.id, listTag(list)])).toString('base64url');
