@@ -13,7 +13,7 @@ function utcTextAsIso(text: string): string {
 export const toDate = (value: DbTimestamp): Date =>
   value instanceof Date ? value : new Date(UTC_TEXT.test(value) ? utcTextAsIso(value) : value);
 
-/** ISO 8601 in UTC with milliseconds. UTC text is rewritten as text: a Date's parse and `toISOString` cost ≈ 0.8 µs a value, ≈ 20 µs a feed page. */
+/** ISO 8601 in UTC with milliseconds; UTC text is rewritten as text, since a Date's parse and `toISOString` showed in the feed's profile. */
 export function isoTimestamp(value: DbTimestamp): string {
   return typeof value === 'string' && UTC_TEXT.test(value) ? utcTextAsIso(value) : toDate(value).toISOString();
 }

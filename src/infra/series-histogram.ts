@@ -13,10 +13,9 @@ interface Series {
 type Level = Map<string, Level | Series>;
 
 /**
- * A Prometheus histogram whose series are found through a tree of label values and observed with a
- * few additions. prom-client's `Histogram` converts, validates and hashes the labels on every
- * observation, even through `labels()`; on the gateway that was ≈ 20 µs of each request's CPU
- * (docs/scaling.md). The exposition is the same text, through the same registry.
+ * A Prometheus histogram for the request path: prom-client's `Histogram` converts, validates and
+ * hashes the labels on every observation, even through `labels()` (its cost measured in
+ * bench/results/2026-11-27-request-path-costs.md). The same exposition, through the same registry.
  */
 export class SeriesHistogram<L extends string> {
   readonly type = 'histogram';
