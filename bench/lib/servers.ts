@@ -45,8 +45,7 @@ export const SERVERS: Record<ServerKind, { script: string; port: number; name: s
 export const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
 export const NODE_VERSION = execFileSync(NODE, ['--version']).toString().trim();
 
-/** The Node flags of `npm start` (source maps, heap sizes), so the bench runs the bundle exactly as production does. */
-/** The Node flags of a tree's `npm start` (heap caps and the like): each tree's bundle runs as its own `npm start` runs it. */
+/** The Node flags of a tree's `npm start` (source maps, heap sizes): each tree's bundle runs exactly as its own production start does. */
 const startFlagsOf = (root: string): string[] =>
   (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
     .split(/\s+/)
