@@ -11,7 +11,7 @@ import type { FakeVendor } from '../support/fake-vendor.js';
 import type { TestService } from '../support/harness.js';
 import { ledger, setupBillingOrg, uniqueAddress } from '../support/billing.js';
 import { allResults, jobEnded, postJob, useJobServices } from '../support/jobs.js';
-import { chargeItems, type ItemCharge } from '../../src/skip-trace/jobs/job-queue.data.js';
+import { chargeItems, renewLeases, type ItemCharge } from '../../src/skip-trace/jobs/job-queue.data.js';
 import type { ClaimedItem } from '../../src/skip-trace/jobs/jobs.data.js';
 
 let vendor: FakeVendor;
@@ -160,5 +160,62 @@ describe('the statement that charges items together', () => {
         outcome: 'records_found',
       })),
     );
+  });
+});
+
+describe('lease renewals beside charges', () => {
+  it('a renewal and a charge of the same items, locking them in opposite orders, never deadlock', async () => {
+    const org = await setupBillingOrg(service, 1000);
+    const [{ key_id: keyId }] = await service.sql(`select id::text as key_id from skip_trace_keys where organization_id = ?`, [
+      org.organizationId,
+    ]);
+    const db = service.app.services.sql;
+    const lease = { token: randomUUID(), ms: 60_000 };
+    const ITEMS = 30;
+    const failures: unknown[] = [];
+    for (let round = 0; round < 10; round++) {
+      const jobId = randomUUID();
+      await service.sql(
+        `insert into skip_trace_jobs (id, organization_id, key_id, total, pending, status) values (?, ?, ?, ?, ?, 'running')`,
+        [jobId, org.organizationId, keyId, ITEMS, ITEMS],
+      );
+      await service.sql(
+        `insert into skip_trace_job_items (job_id, index, organization_id, input, lease_token, lease_until)
+         select ?, i, ?, '{}'::jsonb, ?, now() + interval '1 minute' from generate_series(0, ? - 1) i`,
+        [jobId, org.organizationId, lease.token, ITEMS],
+      );
+      const items: ClaimedItem[] = Array.from({ length: ITEMS }, (_, index) => ({
+        jobId,
+        index,
+        organizationId: org.organizationId,
+        keyId,
+        key: null,
+        input: {},
+        attempts: 1,
+      }));
+      const charges = items.map((item): ItemCharge => {
+        const id = randomUUID();
+        const entry = {
+          id,
+          principal: { type: 'organization' as const, keyId, keyHint: '', organizationId: org.organizationId },
+          startedAt: performance.now(),
+          outcome: 'records_found',
+          cacheKey: `c${item.index}`,
+          cacheHit: true,
+          list: { batchId: null, jobId, key: null },
+        };
+        return { item, entry, outcome: { status: 'records_found', id, persons: [], error: null } };
+      });
+      // The worker renews in claim order while items finish, and are charged, in any other.
+      const settled = await Promise.allSettled([
+        renewLeases(db, lease, items),
+        chargeItems(db, lease, org.organizationId, charges.toReversed()),
+        renewLeases(db, lease, items),
+      ]);
+      failures.push(...settled.flatMap((s) => (s.status === 'rejected' ? [String(s.reason)] : [])));
+      const [job] = await service.sql(`select pending, charged from skip_trace_jobs where id = ?`, [jobId]);
+      expect(job).toEqual({ pending: 0, charged: ITEMS });
+    }
+    expect(failures).toEqual([]);
   });
 });

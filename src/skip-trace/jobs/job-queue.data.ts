@@ -1,4 +1,8 @@
-/** Every write is guarded by the lease, so a claimer whose item was taken over stores and charges nothing. */
+/**
+ * Every write is guarded by the lease, so a claimer whose item was taken over stores and charges nothing.
+ * A statement that locks several items either locks them in (job_id, index) order or skips locked
+ * ones, so no two of them deadlock.
+ */
 import { empty, raw, sql, type Db, type Statement } from '../../infra/database/sql.js';
 import { settleJobCte, type ClaimedItem, type ItemOutcome } from './jobs.data.js';
 import { chargeEachCtes } from '../../billing/charge.js';
@@ -59,10 +63,13 @@ const itemKeys = (items: readonly ClaimedItem[]) => JSON.stringify(items.map((it
 
 export async function renewLeases(db: Db, lease: Lease, items: readonly ClaimedItem[]): Promise<void> {
   if (items.length === 0) return;
+  // An item locked now is being settled by its own statement: it needs no renewal, and waiting could deadlock.
   await db.run(
     sql`update skip_trace_job_items i set lease_until = ${leaseEnd(lease)}
-        from jsonb_to_recordset(${itemKeys(items)}::jsonb) as k(job_id uuid, index integer)
-        where i.job_id = k.job_id and i.index = k.index and i.status = 'pending' and i.lease_token = ${lease.token}`,
+        from (select it.job_id, it.index from skip_trace_job_items it
+          join jsonb_to_recordset(${itemKeys(items)}::jsonb) as k(job_id uuid, index integer) on it.job_id = k.job_id and it.index = k.index
+          where it.status = 'pending' and it.lease_token = ${lease.token} for update of it skip locked) renewed
+        where i.job_id = renewed.job_id and i.index = renewed.index`,
   );
 }
 
@@ -90,8 +97,10 @@ export async function chargeItems(db: Db, lease: Lease, organizationId: string, 
   );
   const rows = await db.rows<{ guarded: boolean; credits_remaining: number | null }>(
     sql`with input as (select * from jsonb_to_recordset(${input}::jsonb) as x(i integer, index integer, status text, persons jsonb, error jsonb, ${CHARGED_AUDIT_COLUMNS})),
+      locked as (select it.job_id, it.index from skip_trace_job_items it join input x on it.job_id = x.job_id and it.index = x.index
+        where it.status = 'pending' and it.lease_token = ${lease.token} order by it.job_id, it.index for update of it),
       held as (select x.*, row_number() over (order by x.job_id, x.index) as n from input x
-        where exists (select from skip_trace_job_items it where it.job_id = x.job_id and it.index = x.index and it.status = 'pending' and it.lease_token = ${lease.token} for update)),
+        join locked l on l.job_id = x.job_id and l.index = x.index),
       ${chargeEachCtes(organizationId, 'held')}, ${auditOfCharges(organizationId, 'charged')},
       stored as (update skip_trace_job_items i set status = c.status, request_id = c.request_id, persons = c.persons, error = c.error,
           lease_token = null, lease_until = null
@@ -125,9 +134,11 @@ export async function storeUncharged(db: Db, item: ClaimedItem, lease: Lease, ou
 /** Otherwise a cancelled job whose instance died would wait forever on its running items. */
 export async function cancelAbandoned(db: Db): Promise<void> {
   await db.run(
-    sql`with items as (update skip_trace_job_items i set status = 'cancelled', lease_token = null, lease_until = null
-          from skip_trace_jobs j where j.id = i.job_id and j.cancel_requested and j.status in ('queued', 'running')
-          and i.status = 'pending' and i.lease_until < now()
+    sql`with abandoned as (select i.job_id, i.index from skip_trace_job_items i join skip_trace_jobs j on j.id = i.job_id
+          where j.cancel_requested and j.status in ('queued', 'running') and i.status = 'pending' and i.lease_until < now()
+          for update of i skip locked),
+        items as (update skip_trace_job_items i set status = 'cancelled', lease_token = null, lease_until = null
+          from abandoned a where i.job_id = a.job_id and i.index = a.index
           returning i.job_id, i.status),
         ${settleJobCte('items')}
         select 1`,

@@ -221,12 +221,14 @@ export const settleJobCte = (settled: string) =>
 /** Running items finish first; those of a dead instance's lease count as not running. */
 export async function cancelJob(db: Db, organizationId: string, id: string): Promise<Job | null> {
   // One update of the job's row (two in one statement would not both apply), after its items:
-  // every writer locks items before their job (a claim, an item's charge), so none deadlocks.
+  // every writer locks items before their job, and several items in index order, so none deadlocks.
   await db.run(
     sql`with target as (select id from skip_trace_jobs where id = ${id} and organization_id = ${organizationId}
           and status in ('queued', 'running')),
+        idle as (select i.index from skip_trace_job_items i join target on i.job_id = target.id
+          where i.status = 'pending' and (i.lease_until is null or i.lease_until < now()) order by i.index for update of i),
         items as (update skip_trace_job_items i set status = 'cancelled', lease_token = null, lease_until = null
-          from target where i.job_id = target.id and i.status = 'pending' and (i.lease_until is null or i.lease_until < now())
+          from target, idle where i.job_id = target.id and i.index = idle.index
           returning i.index),
         n as (select count(*)::integer as n from items)
         update skip_trace_jobs j set cancel_requested = true, pending = j.pending - n.n, cancelled = j.cancelled + n.n,
