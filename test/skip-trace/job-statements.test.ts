@@ -5,11 +5,11 @@
  * Counted on the statements the service's own connection to the database sends.
  */
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { FakeVendor } from '../support/fake-vendor.js';
 import type { TestService } from '../support/harness.js';
-import { ledger, setupBillingOrg, uniqueAddress } from '../support/billing.js';
+import { eventually, ledger, setupBillingOrg, uniqueAddress } from '../support/billing.js';
 import { allResults, jobEnded, postJob, useJobServices } from '../support/jobs.js';
 import { chargeItems, renewLeases, type ItemCharge } from '../../src/skip-trace/jobs/job-queue.data.js';
 import type { ClaimedItem } from '../../src/skip-trace/jobs/jobs.data.js';
@@ -217,5 +217,45 @@ describe('lease renewals beside charges', () => {
       expect(job).toEqual({ pending: 0, charged: ITEMS });
     }
     expect(failures).toEqual([]);
+  });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)('a charge statement that fails outright (PostgreSQL: more connections)', () => {
+  it('runs its items again: each resolved and charged exactly once, none stored as internal_error', async () => {
+    const org = await setupBillingOrg(service, 10);
+    const { database } = service.app.services.config;
+    if (database.kind !== 'postgres') throw new Error('needs PostgreSQL');
+    // One connection holds the organization's balance row, so the job's charge statement waits on
+    // it; another (whose view of pg_stat_activity is not held by an open transaction) ends it there.
+    const [blocker, observer] = [new pg.Client({ connectionString: database.url }), new pg.Client({ connectionString: database.url })];
+    await Promise.all([blocker.connect(), observer.connect()]);
+    try {
+      await blocker.query('begin');
+      // No key update: rows that reference the organization (the job's) are still written meanwhile.
+      await blocker.query('select 1 from organizations where id = $1 for no key update', [org.organizationId]);
+      const job = await postJob(service, org.key, { items: [0, 1, 2].map((i) => ({ key: `k${i}`, address: uniqueAddress() })) });
+      expect(job.status).toBe(202);
+      const charging = await eventually(async () => {
+        const { rows } = await observer.query<{ pid: number }>(
+          `select pid from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'
+             and query like 'with input as (select * from jsonb_to_recordset(%'`,
+        );
+        return rows.length > 0 ? rows : undefined;
+      }, 10_000);
+      for (const { pid } of charging) await observer.query('select pg_terminate_backend($1)', [pid]);
+      await blocker.query('commit');
+
+      const ended = await jobEnded(service, org.key, job.body.id);
+      expect(ended.counts).toMatchObject({ total: 3, recordsFound: 3, failed: 0, charged: 3, pending: 0 });
+      const results = await allResults(service, org.key, job.body.id);
+      expect(results.map((r) => [r.key, r.status, r.error])).toEqual([0, 1, 2].map((i) => [`k${i}`, 'records_found', null]));
+      expect(await ledger(service, org.organizationId)).toEqual({ credits: 7, charges: results.map((r) => r.id as string).sort() });
+      const [{ attempts }] = await service.sql(`select max(attempts)::int as attempts from skip_trace_job_items where job_id = ?`, [
+        job.body.id,
+      ]);
+      expect(attempts).toBeGreaterThan(1);
+    } finally {
+      await Promise.all([blocker.end(), observer.end()]);
+    }
   });
 });

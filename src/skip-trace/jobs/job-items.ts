@@ -19,8 +19,18 @@ import type { ItemOutcome } from './jobs.data.js';
 /** Items run on any instance, so nothing can line charges up in index order; claiming in index order keeps them close. */
 const AS_THEY_FINISH: ChargeOrder = { turn: async () => undefined, settle: () => undefined };
 
-/** Enough to outlast the single flight's lock when the instance that held it died mid-trace. */
-const MAX_TIMEOUT_ATTEMPTS = 5;
+/** Of an item given back to the queue: enough to outlast the single flight's lock when the instance that held it died mid-trace. */
+const MAX_ATTEMPTS = 5;
+
+/** A charge statement that failed outright (a dropped connection, a deadlock's victim) is tried again this soon. */
+const CHARGE_RETRY_DELAY_MS = 1000;
+
+/** Its trace is cached, so another attempt costs no vendor call; one the statement did write is settled, and given back as nothing. */
+class ChargeNotWritten extends ChargeGuardFailed {
+  constructor(readonly reason: unknown) {
+    super();
+  }
+}
 
 const outcomeOf = (result: ItemResult): ItemOutcome => ({
   status: result.status === 'records_found' || result.status === 'no_records_found' ? result.status : 'failed',
@@ -77,20 +87,27 @@ export function jobItemRunner(services: Services): JobItemRunner {
     const input = { ...item.input, key: item.key } as ListItemInput;
     const charge = async (entry: AuditEntry, charged: ItemResult) => {
       const outcome = await chargeReady({ lease, charge: { item, entry, outcome: outcomeOf(charged) } });
-      if (typeof outcome === 'object' && 'failed' in outcome) throw outcome.failed;
+      if (typeof outcome === 'object' && 'failed' in outcome)
+        throw item.attempts < MAX_ATTEMPTS ? new ChargeNotWritten(outcome.failed) : outcome.failed;
       return outcome;
     };
     let result: ItemResult;
     try {
       result = await runTraceItem(run, item.index, input, { charge });
     } catch (error) {
+      if (error instanceof ChargeNotWritten) {
+        deps.log.warn(
+          { err: error.reason, jobId: item.jobId, index: item.index },
+          'the charge statement of a job item failed; the item runs again',
+        );
+        return releaseForRetry(services.sql, item, lease, CHARGE_RETRY_DELAY_MS);
+      }
       // Another instance took the item over: it is theirs to settle.
       if (error instanceof ChargeGuardFailed) return;
       throw error;
     }
     if (result.status !== 'failed') return;
-    if (result.error?.code === 'timeout' && item.attempts < MAX_TIMEOUT_ATTEMPTS)
-      return releaseForRetry(services.sql, item, lease, lease.ms);
+    if (result.error?.code === 'timeout' && item.attempts < MAX_ATTEMPTS) return releaseForRetry(services.sql, item, lease, lease.ms);
     await storeUncharged(services.sql, item, lease, outcomeOf(result));
   };
 }
