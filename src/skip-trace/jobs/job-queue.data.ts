@@ -66,9 +66,9 @@ export async function renewLeases(db: Db, lease: Lease, items: readonly ClaimedI
   // An item locked now is being settled by its own statement: it needs no renewal, and waiting could deadlock.
   await db.run(
     sql`update skip_trace_job_items i set lease_until = ${leaseEnd(lease)}
-        from (select it.job_id, it.index from skip_trace_job_items it
-          join jsonb_to_recordset(${itemKeys(items)}::jsonb) as k(job_id uuid, index integer) on it.job_id = k.job_id and it.index = k.index
-          where it.status = 'pending' and it.lease_token = ${lease.token} for update of it skip locked) renewed
+        from (select k.job_id, k.index from jsonb_to_recordset(${itemKeys(items)}::jsonb) as k(job_id uuid, index integer)
+          cross join lateral (select from skip_trace_job_items it where it.job_id = k.job_id and it.index = k.index
+            and it.status = 'pending' and it.lease_token = ${lease.token} for update skip locked) held) renewed
         where i.job_id = renewed.job_id and i.index = renewed.index`,
   );
 }
@@ -95,12 +95,11 @@ export async function chargeItems(db: Db, lease: Lease, organizationId: string, 
       error: outcome.error,
     })),
   );
+  // `held` locks its items one at a time by primary key, in (job_id, index) order: the sorted subquery's.
   const rows = await db.rows<{ guarded: boolean; credits_remaining: number | null }>(
     sql`with input as (select * from jsonb_to_recordset(${input}::jsonb) as x(i integer, index integer, status text, persons jsonb, error jsonb, ${CHARGED_AUDIT_COLUMNS})),
-      locked as (select it.job_id, it.index from skip_trace_job_items it join input x on it.job_id = x.job_id and it.index = x.index
-        where it.status = 'pending' and it.lease_token = ${lease.token} order by it.job_id, it.index for update of it),
-      held as (select x.*, row_number() over (order by x.job_id, x.index) as n from input x
-        join locked l on l.job_id = x.job_id and l.index = x.index),
+      held as (select x.*, row_number() over (order by x.job_id, x.index) as n from (select * from input order by job_id, index) x
+        where exists (select from skip_trace_job_items it where it.job_id = x.job_id and it.index = x.index and it.status = 'pending' and it.lease_token = ${lease.token} for update)),
       ${chargeEachCtes(organizationId, 'held')}, ${auditOfCharges(organizationId, 'charged')},
       stored as (update skip_trace_job_items i set status = c.status, request_id = c.request_id, persons = c.persons, error = c.error,
           lease_token = null, lease_until = null
