@@ -51,6 +51,29 @@ const isBatchedOpen = (text: string) => text.includes('jsonb_to_recordset') && t
 const isSingleOpen = (text: string) => text.includes('left join (select status, persons from skip_trace_results');
 const isCharge = (text: string) => text.includes('insert into skip_trace_credit_ledger') && text.includes('jsonb_to_recordset');
 
+/** The key id of a billing organization made by `setupBillingOrg`. */
+async function keyIdOf(organizationId: string): Promise<string> {
+  const [{ key_id: keyId }] = await service.sql(`select id::text as key_id from skip_trace_keys where organization_id = ?`, [
+    organizationId,
+  ]);
+  return keyId as string;
+}
+
+/** The charge of item `index` of a job, as the worker sends it: found, with `persons`. */
+function foundCharge(organizationId: string, keyId: string, jobId: string, index: number, persons: unknown[]): ItemCharge {
+  const item: ClaimedItem = { jobId, index, organizationId, keyId, key: `k${index}`, input: {}, attempts: 1 };
+  const entry = {
+    id: randomUUID(),
+    principal: { type: 'organization' as const, keyId, keyHint: '', organizationId },
+    startedAt: performance.now(),
+    outcome: 'records_found',
+    cacheKey: `c${index}`,
+    cacheHit: true,
+    list: { batchId: null, jobId, key: `k${index}` },
+  };
+  return { item, entry, outcome: { status: 'records_found', id: entry.id, persons: persons as never[], error: null } };
+}
+
 describe("a job's statements", () => {
   it('one opening read for the items a claim started, one charge statement for the items ready together: fewer than the items', async () => {
     const org = await setupBillingOrg(service, 100);
@@ -89,9 +112,7 @@ describe("a job's statements", () => {
 describe('the statement that charges items together', () => {
   it('charges in index order while the balance lasts, each with its result, ledger and audit rows; a lost lease writes nothing', async () => {
     const org = await setupBillingOrg(service, 3);
-    const [{ key_id: keyId }] = await service.sql(`select id::text as key_id from skip_trace_keys where organization_id = ?`, [
-      org.organizationId,
-    ]);
+    const keyId = await keyIdOf(org.organizationId);
     const jobId = randomUUID();
     const lease = { token: randomUUID(), ms: 60_000 };
     const other = randomUUID();
@@ -106,19 +127,7 @@ describe('the statement that charges items together', () => {
         [jobId, index, org.organizationId, index === 4 ? other : lease.token],
       );
     const person = { name: 'X' };
-    const charge = (index: number): ItemCharge => {
-      const item: ClaimedItem = { jobId, index, organizationId: org.organizationId, keyId, key: `k${index}`, input: {}, attempts: 1 };
-      const entry = {
-        id: randomUUID(),
-        principal: { type: 'organization' as const, keyId, keyHint: '', organizationId: org.organizationId },
-        startedAt: performance.now(),
-        outcome: 'records_found',
-        cacheKey: `c${index}`,
-        cacheHit: true,
-        list: { batchId: null, jobId, key: `k${index}` },
-      };
-      return { item, entry, outcome: { status: 'records_found', id: entry.id, persons: [person] as never[], error: null } };
-    };
+    const charge = (index: number) => foundCharge(org.organizationId, keyId, jobId, index, [person]);
     const charges = [5, 3, 0, 4, 1, 2].map(charge);
     const outcomes = await chargeItems(service.app.services.sql, lease, org.organizationId, charges);
     expect(outcomes).toEqual([
@@ -166,9 +175,7 @@ describe('the statement that charges items together', () => {
 describe('lease renewals beside charges', () => {
   it('a renewal and a charge of the same items, locking them in opposite orders, never deadlock', async () => {
     const org = await setupBillingOrg(service, 1000);
-    const [{ key_id: keyId }] = await service.sql(`select id::text as key_id from skip_trace_keys where organization_id = ?`, [
-      org.organizationId,
-    ]);
+    const keyId = await keyIdOf(org.organizationId);
     const db = service.app.services.sql;
     const lease = { token: randomUUID(), ms: 60_000 };
     const ITEMS = 30;
@@ -184,28 +191,8 @@ describe('lease renewals beside charges', () => {
          select ?, i, ?, '{}'::jsonb, ?, now() + interval '1 minute' from generate_series(0, ? - 1) i`,
         [jobId, org.organizationId, lease.token, ITEMS],
       );
-      const items: ClaimedItem[] = Array.from({ length: ITEMS }, (_, index) => ({
-        jobId,
-        index,
-        organizationId: org.organizationId,
-        keyId,
-        key: null,
-        input: {},
-        attempts: 1,
-      }));
-      const charges = items.map((item): ItemCharge => {
-        const id = randomUUID();
-        const entry = {
-          id,
-          principal: { type: 'organization' as const, keyId, keyHint: '', organizationId: org.organizationId },
-          startedAt: performance.now(),
-          outcome: 'records_found',
-          cacheKey: `c${item.index}`,
-          cacheHit: true,
-          list: { batchId: null, jobId, key: null },
-        };
-        return { item, entry, outcome: { status: 'records_found', id, persons: [], error: null } };
-      });
+      const charges = Array.from({ length: ITEMS }, (_, index) => foundCharge(org.organizationId, keyId, jobId, index, []));
+      const items = charges.map((charge) => charge.item);
       // The worker renews in claim order while items finish, and are charged, in any other.
       const settled = await Promise.allSettled([
         renewLeases(db, lease, items),

@@ -25,7 +25,10 @@ const MAX_ATTEMPTS = 5;
 /** A charge statement that failed outright (a dropped connection, a deadlock's victim) is tried again this soon. */
 const CHARGE_RETRY_DELAY_MS = 1000;
 
-/** Its trace is cached, so another attempt costs no vendor call; one the statement did write is settled, and given back as nothing. */
+/**
+ * Its trace is cached, so another attempt costs no vendor call; an item the statement did write is
+ * settled, and giving it back does nothing. A ChargeGuardFailed, so runTraceItem passes it on unaudited.
+ */
 class ChargeNotWritten extends ChargeGuardFailed {
   constructor(readonly reason: unknown) {
     super();
@@ -85,10 +88,10 @@ export function jobItemRunner(services: Services): JobItemRunner {
       refundUndelivered: false,
     };
     const input = { ...item.input, key: item.key } as ListItemInput;
+    const mayGiveBack = item.attempts < MAX_ATTEMPTS;
     const charge = async (entry: AuditEntry, charged: ItemResult) => {
       const outcome = await chargeReady({ lease, charge: { item, entry, outcome: outcomeOf(charged) } });
-      if (typeof outcome === 'object' && 'failed' in outcome)
-        throw item.attempts < MAX_ATTEMPTS ? new ChargeNotWritten(outcome.failed) : outcome.failed;
+      if (typeof outcome === 'object' && 'failed' in outcome) throw mayGiveBack ? new ChargeNotWritten(outcome.failed) : outcome.failed;
       return outcome;
     };
     let result: ItemResult;
@@ -107,7 +110,7 @@ export function jobItemRunner(services: Services): JobItemRunner {
       throw error;
     }
     if (result.status !== 'failed') return;
-    if (result.error?.code === 'timeout' && item.attempts < MAX_ATTEMPTS) return releaseForRetry(services.sql, item, lease, lease.ms);
+    if (result.error?.code === 'timeout' && mayGiveBack) return releaseForRetry(services.sql, item, lease, lease.ms);
     await storeUncharged(services.sql, item, lease, outcomeOf(result));
   };
 }
