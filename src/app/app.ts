@@ -10,6 +10,7 @@ import { openDatabase, type Database } from '../infra/database/orm.js';
 import { allowOnly, createHttpServer } from '../http/server.js';
 import { healthReference, registerHealthRoutes } from '../http/health.routes.js';
 import { createAuthenticator, createRateWindows } from '../http/credential-guard.js';
+import { createPrincipalCache, localPrincipalVersion, redisPrincipalVersion, type PrincipalVersion } from '../auth/principal-cache.js';
 import { printedSchema, schema } from './schema.js';
 import { createYogaServer } from '../http/graphql/yoga.js';
 import { createCompiledDocuments } from '../http/graphql/compiled-execution.js';
@@ -125,6 +126,12 @@ async function openReplicaOf(
   return openReplica(options, database.sql, { ...backends, log: backends.log.child({ component: 'read-replica' }) });
 }
 
+/** Shared through Redis; in process for the embedded database (one process); none for PostgreSQL without Redis. */
+function principalVersionOf(config: Config, redis: Redis | null, log: pino.Logger): PrincipalVersion | null {
+  if (redis) return redisPrincipalVersion(redis, log);
+  return config.database.kind === 'embedded' ? localPrincipalVersion() : null;
+}
+
 /** The operation registry needs only CPU: built while the database opens (an embedded engine compiles meanwhile). */
 async function openDatabaseAndRegistry(config: Config, log: pino.Logger, embeddedEngine: Promise<EmbeddedEngine> | undefined) {
   const opening = openDatabase(config.database, log, embeddedEngine);
@@ -162,6 +169,7 @@ function createServices(
     log,
     onRefused: registerStreamMetrics(metrics, () => streams.size),
   });
+  const principals = createPrincipalCache({ ...config.principalCache, version: principalVersionOf(config, redis, log) });
   const services: Services = {
     config,
     log,
@@ -170,7 +178,8 @@ function createServices(
     redis,
     replica,
     metrics,
-    authenticator: createAuthenticator({ internalApiToken: config.internalApiToken }),
+    principals,
+    authenticator: createAuthenticator({ internalApiToken: config.internalApiToken, principals }),
     rateWindows: createRateWindows(config.limits, config.internalApiToken, redis, metrics),
     traces: createTraceCoordinator({
       sql: database.sql,

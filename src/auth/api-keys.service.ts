@@ -88,7 +88,7 @@ export async function organizationOfApiKey(em: Em, keyId: string): Promise<strin
   return key ? organizationOfUser(em, key.user.id) : null;
 }
 
-/** Revocation is a single update, seen by every instance's next lookup (keys are never cached). */
+/** Revocation is a single update; its resolver then has every instance look its kept principals up again. */
 export async function revokeApiKey(em: Em, keyId: string): Promise<boolean> {
   if (!isUuid(keyId)) throw new AppError('not_found', 'No such API key.');
   const key = await findApiKeyById(em, keyId);

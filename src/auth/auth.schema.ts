@@ -78,6 +78,6 @@ builder.mutationFields((t) => ({
       platform: true,
       organizationAdmin: (await organizationOfApiKey(ctx.db.em, String(args.id))) ?? '',
     }),
-    resolve: (_parent, args, ctx) => revokeApiKey(ctx.db.em, String(args.id)),
+    resolve: (_parent, args, ctx) => ctx.services.principals.changing(() => revokeApiKey(ctx.db.em, String(args.id))),
   }),
 }));

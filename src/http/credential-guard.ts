@@ -13,6 +13,7 @@ import type { Services } from '../schema/context.js';
 import { findActiveGatewayKey, type GatewayKeyOwner } from '../auth/api-keys.data.js';
 import { hashesEqual, hashSecret, isWellFormedSecret, secretHint, secretsEqual } from '../auth/secrets.js';
 import { findActiveSkipTraceKeyByHash } from '../auth/skip-trace-keys/skip-trace-keys.data.js';
+import type { PrincipalCache } from '../auth/principal-cache.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -83,7 +84,8 @@ async function principalAndWindow(
 }
 
 /**
- * The key lookup is never cached, so a revocation takes effect at once. A served caller spends its
+ * A kept principal is trusted only while no key or role has changed (`principal-cache.ts`), so a
+ * revocation takes effect at once. A served caller spends its
  * own window (so even a rate-limited call is attributed); anything else spends its client IP's.
  */
 export async function identifyCaller(
@@ -133,7 +135,7 @@ export type Credential =
 
 export interface Authenticator {
   read(authorization: string | undefined): Credential;
-  /** `anonymous` without a credential, `null` when not valid; looked up on every request (no cache). */
+  /** `anonymous` without a credential, `null` when not valid; a key's principal is kept only while no key or role has changed. */
   principalOf(db: Db, credential: Credential): Promise<Principal | null>;
 }
 
@@ -165,7 +167,8 @@ const NONE: Credential = { type: 'none' };
 const INVALID: Credential = { type: 'invalid' };
 const PLATFORM: Credential = { type: 'platform token' };
 
-export function createAuthenticator(options: { internalApiToken?: string }): Authenticator {
+export function createAuthenticator(options: { internalApiToken?: string; principals: PrincipalCache }): Authenticator {
+  const { principals } = options;
   return {
     read(authorization) {
       const token = bearerToken(authorization);
@@ -184,12 +187,15 @@ export function createAuthenticator(options: { internalApiToken?: string }): Aut
         case 'platform token':
           return { type: 'platform' };
         case 'gateway key':
-          return gatewayPrincipal(await findActiveGatewayKey(db, credential.hash), credential.token, credential.hash);
-        case 'skip trace key': {
-          const key = await findActiveSkipTraceKeyByHash(db, credential.hash);
-          if (!key || !hashesEqual(key.keyHash, credential.hash)) return null;
-          return { type: 'organization', keyId: key.id, keyHint: secretHint(credential.token), organizationId: key.organizationId };
-        }
+          return principals.principalOf(credential.hash, async () =>
+            gatewayPrincipal(await findActiveGatewayKey(db, credential.hash), credential.token, credential.hash),
+          );
+        case 'skip trace key':
+          return principals.principalOf(credential.hash, async () => {
+            const key = await findActiveSkipTraceKeyByHash(db, credential.hash);
+            if (!key || !hashesEqual(key.keyHash, credential.hash)) return null;
+            return { type: 'organization', keyId: key.id, keyHint: secretHint(credential.token), organizationId: key.organizationId };
+          });
       }
     },
   };

@@ -47,6 +47,8 @@ const envSchema = z.object({
   AUTH_FAILURE_LIMIT_PER_MIN: int(120),
   PLATFORM_RATE_LIMIT_PER_MIN: int(6000),
   MAX_KEYS_PER_USER: int(25),
+  PRINCIPAL_CACHE_MAX_ENTRIES: int(20000, 0),
+  PRINCIPAL_CACHE_MAX_AGE_MS: int(60000),
   REQUEST_BODY_TIMEOUT_MS: int(10000),
   SKIPTRACE_RATE_LIMIT_PER_MIN: int(1000),
   SKIPTRACE_MAX_IN_FLIGHT: int(10),
@@ -130,6 +132,8 @@ export interface Config {
   webhooks: { allowPrivate: boolean; retryBaseMs: number; timeoutMs: number; pollIntervalMs: number };
   /** Per instance; a client that reads nothing for `idleTimeoutMs` is disconnected. */
   streams: { maxPerKey: number; maxPerUser: number; maxPerOrganization: number; maxTotal: number; idleTimeoutMs: number };
+  /** Principals of keys kept between requests (0 entries: none); each is looked up again after `maxAgeMs` at the latest. */
+  principalCache: { maxEntries: number; maxAgeMs: number };
   /** Only ever into an embedded database. */
   seedDemo: boolean;
   trustProxy: boolean;
@@ -218,6 +222,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxTotal: env.STREAM_MAX_TOTAL,
       idleTimeoutMs: env.STREAM_IDLE_TIMEOUT_MS,
     },
+    principalCache: { maxEntries: env.PRINCIPAL_CACHE_MAX_ENTRIES, maxAgeMs: env.PRINCIPAL_CACHE_MAX_AGE_MS },
     seedDemo: env.SEED_DEMO,
     trustProxy: env.TRUST_PROXY,
     publicUrl: env.PUBLIC_URL?.replace(/\/+$/, ''),

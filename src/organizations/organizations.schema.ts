@@ -91,6 +91,6 @@ builder.mutationFields((t) => ({
       userId: t.arg.id({ required: true }),
       role: t.arg({ type: UserRoleEnum, required: true }),
     },
-    resolve: (_parent, args, ctx) => setUserRole(ctx.db.em, String(args.userId), args.role),
+    resolve: (_parent, args, ctx) => ctx.services.principals.changing(() => setUserRole(ctx.db.em, String(args.userId), args.role)),
   }),
 }));

@@ -113,12 +113,13 @@ builder.mutationFields((t) => ({
     type: IssuedKeyRef,
     description: 'Replaces the active key; the old one is refused from the next request on, on every instance.',
     ...ofOrganizationKey(t),
-    resolve: (_root, args, ctx) => rotateSkipTraceKey(ctx.db.em, String(args.organizationId), issuerOf(ctx.principal)),
+    resolve: (_root, args, ctx) =>
+      ctx.services.principals.changing(() => rotateSkipTraceKey(ctx.db.em, String(args.organizationId), issuerOf(ctx.principal))),
   }),
   revokeSkipTraceKey: t.boolean({
     description: 'Removes the active key. NOT_FOUND when none is active.',
     ...ofOrganizationKey(t),
-    resolve: (_root, args, ctx) => revokeSkipTraceKey(ctx.db.em, String(args.organizationId)),
+    resolve: (_root, args, ctx) => ctx.services.principals.changing(() => revokeSkipTraceKey(ctx.db.em, String(args.organizationId))),
   }),
   addSkipTraceCredits: t.field({
     type: OrganizationRef,
