@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   admitSkipTrace,
+  skipTraceKeyOf,
   bearer,
   bound,
   COLUMNS,
@@ -167,7 +168,7 @@ export async function gateway(req: IncomingMessage, res: ServerResponse) {
 // --- Skip trace (the cached path) -----------------------------------------------------------
 
 export function skipTrace(req: IncomingMessage, res: ServerResponse) {
-  return admitSkipTrace(req, res, async ({ key, cacheKey, requestId, startedAt }) => {
+  return admitSkipTrace(req, res, skipTraceKeyOf, async ({ key, cacheKey, requestId, startedAt }) => {
     const { rows: orgs } = await sql(
       `select skip_trace_enabled, skip_trace_credits from organizations where id = ${lit(key.organization_id)}`,
     );

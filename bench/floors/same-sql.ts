@@ -6,9 +6,10 @@
  * concurrency. When the service's statements change, this file changes with them; `naive.ts`
  * stays as the service was.
  *
- * The gateway as the service runs it: every statement a named prepared statement; the key looked
- * up (`findActiveGatewayKey`) while a point of its rate window, keyed by the key's hash, is spent
- * in Redis, before the body is read; then the operation's statements, those of
+ * The gateway as the service runs it: every statement a named prepared statement; the key kept
+ * between requests while the version read alongside is unchanged (`keptKey`, as the service's
+ * `auth/principal-cache.ts`), else looked up (`findActiveGatewayKey`), while a point of its rate
+ * window, keyed by the key's hash, is spent in Redis, before the body is read; then the operation's statements, those of
  * `notifications/feed.data.ts` since the read marks, archive and expiry: a feed page and its
  * totals in one statement (each row's state read through `notification_seen_states`, archived and
  * expired rows left out, totals from the live counter rows), the counts from the counter rows less
@@ -26,6 +27,7 @@ import {
   type FloorRoutes,
   GATEWAY_LIMIT,
   HttpError,
+  keptKey,
   likePattern,
   readJson,
   redis,
@@ -239,7 +241,10 @@ async function gateway(req: IncomingMessage, res: ServerResponse) {
   if (!token?.startsWith('gk_')) throw new HttpError(401, 'invalid_key');
   const hash = sha256(token);
   // The service's credential stage: the lookup and the window's point in parallel, then the body.
-  const [key, decision] = await Promise.all([gatewayKey(hash), consumeWindow(`gateway:${hash.slice(0, 32)}`, GATEWAY_LIMIT)]);
+  const [key, decision] = await Promise.all([
+    keptKey(hash, () => gatewayKey(hash)),
+    consumeWindow(`gateway:${hash.slice(0, 32)}`, GATEWAY_LIMIT),
+  ]);
   if (!key) throw new HttpError(401, 'invalid_key');
   setWindowHeaders(res, decision);
   if (!decision.allowed) throw new HttpError(429, 'rate_limited');

@@ -156,6 +156,36 @@ export const USER_WRITE_LOCK = `serialized as materialized (select pg_advisory_x
 
 // --- Skip trace --------------------------------------------------------------------------------
 
+// --- Kept keys (the same-SQL floor's, as src/auth/principal-cache.ts keeps principals) ----------
+
+const VERSION_KEY = 'floor:principals-version';
+const keptKeys = new Map<string, { key: unknown; version: string }>();
+let lastVersion: string | null = null;
+const readVersion = () =>
+  redis.get(VERSION_KEY).then((version) => {
+    if (version === null) void redis.set(VERSION_KEY, randomUUID(), 'NX');
+    return (lastVersion = version);
+  });
+
+/** A key's row kept while the version read alongside each request is the one it was stamped with. */
+export async function keptKey<K>(hash: string, lookup: () => Promise<K | null>): Promise<K | null> {
+  const found = keptKeys.get(hash);
+  const reading = readVersion();
+  const stamp = found ? await reading : (lastVersion ?? (await reading));
+  if (found && stamp !== null && stamp === found.version) return found.key as K;
+  const key = await lookup();
+  if (key && stamp !== null) keptKeys.set(hash, { key, version: stamp });
+  return key;
+}
+
+/** The skip trace key of a hash, looked up on every call (the naive floor). */
+export async function skipTraceKeyOf(hash: string): Promise<SkipTraceCall['key'] | null> {
+  const { rows } = await bound(`select id, key_hash, organization_id from skip_trace_keys where key_hash = $1 and revoked_at is null`, [
+    hash,
+  ]);
+  return (rows[0] as SkipTraceCall['key'] | undefined) ?? null;
+}
+
 /** A cached skip trace call once admitted: its key, the address's cache key and the request's id. */
 export interface SkipTraceCall {
   key: { id: string; organization_id: string };
@@ -167,18 +197,19 @@ export interface SkipTraceCall {
 const skipTraceInFlight = new Map<string, number>();
 
 /**
- * What both floors do before a skip trace's own statements, as the service does: the key lookup,
+ * What both floors do before a skip trace's own statements, as the service does: the key (`keyOf`),
  * then the key's window, then its in-flight count (held during `work`), the body and its address.
  */
-export async function admitSkipTrace<T>(req: IncomingMessage, res: ServerResponse, work: (call: SkipTraceCall) => Promise<T>): Promise<T> {
+export async function admitSkipTrace<T>(
+  req: IncomingMessage,
+  res: ServerResponse,
+  keyOf: (hash: string) => Promise<SkipTraceCall['key'] | null>,
+  work: (call: SkipTraceCall) => Promise<T>,
+): Promise<T> {
   const startedAt = performance.now();
   const token = bearer(req);
   if (!token?.startsWith('stk_')) throw new HttpError(401, 'invalid_key');
-  const { rows: keys } = await bound(
-    `select id, key_hash, organization_id from skip_trace_keys where key_hash = $1 and revoked_at is null`,
-    [sha256(token)],
-  );
-  const key = keys[0] as SkipTraceCall['key'] | undefined;
+  const key = await keyOf(sha256(token));
   if (!key) throw new HttpError(401, 'invalid_key');
   const decision = await consumeWindow(`skiptrace:${key.id}`, SKIPTRACE_LIMIT);
   setWindowHeaders(res, decision);

@@ -236,7 +236,7 @@ describe("answers that depend on the key's owner", () => {
 });
 
 describe('round trips', () => {
-  it("every call is the key lookup, then its operation's statements", async () => {
+  it("a call is its operation's statements, after the key lookup when its principal is not kept", async () => {
     const user = await service.provision({ scopes: ['READ', 'WRITE'] });
     const [id] = await publish(service, user.userId, [{ notificationType: 'deal_created', title: 'one', body: 'b' }]);
     const db = service.app.services.sql;
@@ -251,12 +251,19 @@ describe('round trips', () => {
       return [...statements];
     };
     const LOOKUP = 'select k.id, k.key_hash,';
+    // After the first call the principal is kept; another test file's revocation (which replaces the
+    // shared version) may send one call's lookup again, never more than one.
+    const afterLookup = (statements: string[]) => {
+      expect(statements.filter((text) => text === LOOKUP).length).toBeLessThanOrEqual(1);
+      return statements.filter((text) => text !== LOOKUP);
+    };
     try {
       expect(await counted(BODIES['valid counts'])).toEqual([LOOKUP, 'select notification_type, unread_count,']);
       // The page and its totals are one statement.
-      expect(await counted(BODIES['valid list'])).toEqual([LOOKUP, 'with t as']);
+      expect(afterLookup(await counted(BODIES['valid list']))).toEqual(['with t as']);
       const mark = await counted({ operationId: 'markNotificationsRead', variables: { notificationIds: [id], isSeen: true } });
-      expect(mark.slice(0, 2)).toEqual([LOOKUP, 'with serialized as']);
+      expect(afterLookup(mark).slice(0, 1)).toEqual(['with serialized as']);
+      expect(afterLookup(await counted(BODIES['valid counts']))).toEqual(['select notification_type, unread_count,']);
     } finally {
       Object.assign(db, { rows, run });
     }

@@ -4,7 +4,7 @@ import { sql, type Db } from '../../infra/database/sql.js';
 import { pgTextArray } from '../../common/pg-array.js';
 import { SkipTraceKey } from './skip-trace-key.entity.js';
 
-/** Never cached, so a revocation takes effect at once on every instance. */
+/** Kept by `principal-cache.ts` only while no key has changed, so a revocation takes effect at once on every instance. */
 export async function findActiveSkipTraceKeyByHash(
   db: Db,
   keyHash: string,
