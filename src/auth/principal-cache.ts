@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
+import { AppError } from '../common/errors.js';
 import type { Caller } from '../schema/principal.js';
 
 declare module '../schema/context.js' {
@@ -110,11 +111,16 @@ export function createPrincipalCache(options: { version: PrincipalVersion | null
       return lookUpAndKeep(keyHash, now, lookup);
     },
     async changing(write) {
+      let result;
       try {
-        return await write();
-      } finally {
-        await version.replace();
+        result = await write();
+      } catch (error) {
+        // A refusal (an AppError) wrote nothing, so callers cannot empty every cache by asking for what is not there.
+        if (!(error instanceof AppError)) await version.replace();
+        throw error;
       }
+      await version.replace();
+      return result;
     },
   };
 }

@@ -79,7 +79,7 @@ export async function createUser(
   }
 }
 
-/** Scopes are re-derived per request, so ADMIN goes at once; it is also removed from the keys for good. */
+/** Scopes are derived from the role at each key lookup (and the resolver has every instance look again), so ADMIN goes at once; it is also removed from the keys for good. */
 export async function setUserRole(em: Em, userId: string, role: UserRole): Promise<User> {
   return em.transactional(async (tx) => {
     const user = await getUser(tx, userId);

@@ -8,6 +8,7 @@ import {
   redisPrincipalVersion,
   type PrincipalVersion,
 } from '../../src/auth/principal-cache.js';
+import { AppError } from '../../src/common/errors.js';
 import type { Caller } from '../../src/schema/principal.js';
 import { startService, usingRealBackends, type TestService } from '../support/harness.js';
 
@@ -95,6 +96,20 @@ describe('the principal cache', () => {
     const revoked = counted(() => null);
     expect(await cache.principalOf('h3', revoked)).toBeNull();
     expect(revoked.calls).toBe(1);
+  });
+
+  it('keeps its principals through a refused change (nothing written), not through a change that failed otherwise', async () => {
+    const version = await ownVersion();
+    const cache = createPrincipalCache({ version, maxEntries: 10, maxAgeMs: 60_000 });
+    const lookup = counted(() => principal('k'));
+    await cache.principalOf('h', lookup);
+    await expect(cache.changing(() => Promise.reject(new AppError('not_found', 'No such API key.')))).rejects.toThrow('No such API key.');
+    await cache.principalOf('h', lookup);
+    expect(lookup.calls).toBe(1);
+    // A dropped connection may come after the commit: nothing kept is trusted any more.
+    await expect(cache.changing(() => Promise.reject(new Error('Connection terminated')))).rejects.toThrow('Connection terminated');
+    await cache.principalOf('h', lookup);
+    expect(lookup.calls).toBe(2);
   });
 
   it('looks up again after the maximum age, and keeps at most its maximum of entries', async () => {
