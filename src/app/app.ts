@@ -160,15 +160,7 @@ function createServices(
 ): Services {
   const { database, redis, eventBus, eventLog, replica, metrics } = backends;
   const skipTraceMetrics = createSkipTraceMetrics(metrics, config.skipTrace.provider.kind);
-  const streams = createStreamRegistry({
-    ...config.streams,
-    recheckMs: STREAM_KEY_RECHECK_MS,
-    // Gateway keys' streams and skip trace keys' (a job's progress).
-    activeKeys: async (keyIds) =>
-      new Set([...(await activeKeyIds(database.sql, keyIds)), ...(await activeSkipTraceKeyIds(database.sql, keyIds))]),
-    log,
-    onRefused: registerStreamMetrics(metrics, () => streams.size),
-  });
+  const streams = createStreams(config, log, database, metrics);
   const principals = createPrincipalCache({ ...config.principalCache, version: principalVersionOf(config, redis, log) });
   const services: Services = {
     config,
@@ -207,6 +199,19 @@ function createServices(
     afterSettled: () => queueEndedJobWebhooks(database.sql),
   });
   return services;
+}
+
+function createStreams(config: Config, log: pino.Logger, database: Database, metrics: Registry) {
+  const streams = createStreamRegistry({
+    ...config.streams,
+    recheckMs: STREAM_KEY_RECHECK_MS,
+    // Gateway keys' streams and skip trace keys' (a job's progress).
+    activeKeys: async (keyIds) =>
+      new Set([...(await activeKeyIds(database.sql, keyIds)), ...(await activeSkipTraceKeyIds(database.sql, keyIds))]),
+    log,
+    onRefused: registerStreamMetrics(metrics, () => streams.size),
+  });
+  return streams;
 }
 
 function createProvider(config: Config, log: pino.Logger, database: Database): SkipTraceProvider {

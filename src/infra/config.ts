@@ -155,6 +155,21 @@ function skipTraceConfig(env: Env): Config['skipTrace'] {
   };
 }
 
+function limitsConfig(env: Env): Config['limits'] {
+  return {
+    gatewayPerMinute: env.GATEWAY_RATE_LIMIT_PER_MIN,
+    authFailuresPerMinute: env.AUTH_FAILURE_LIMIT_PER_MIN,
+    platformPerMinute: env.PLATFORM_RATE_LIMIT_PER_MIN,
+    requestBodyTimeoutMs: env.REQUEST_BODY_TIMEOUT_MS,
+    skipTracePerMinute: env.SKIPTRACE_RATE_LIMIT_PER_MIN,
+    skipTraceMaxInFlight: env.SKIPTRACE_MAX_IN_FLIGHT,
+    skipTraceTimeoutMs: env.SKIPTRACE_TIMEOUT_MS,
+    skipTraceBatchConcurrency: env.SKIPTRACE_BATCH_CONCURRENCY,
+    maxKeysPerUser: env.MAX_KEYS_PER_USER,
+    marksMaxInFlightPerUser: env.MARKS_MAX_IN_FLIGHT_PER_USER,
+  };
+}
+
 function databaseConfig(env: Env): Config['database'] {
   if (!env.DATABASE_URL) return { kind: 'embedded', dataDir: env.DATA_DIR };
   return {
@@ -191,18 +206,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     database: databaseConfig(env),
     redisUrl: env.REDIS_URL,
     internalApiToken: env.INTERNAL_API_TOKEN,
-    limits: {
-      gatewayPerMinute: env.GATEWAY_RATE_LIMIT_PER_MIN,
-      authFailuresPerMinute: env.AUTH_FAILURE_LIMIT_PER_MIN,
-      platformPerMinute: env.PLATFORM_RATE_LIMIT_PER_MIN,
-      requestBodyTimeoutMs: env.REQUEST_BODY_TIMEOUT_MS,
-      skipTracePerMinute: env.SKIPTRACE_RATE_LIMIT_PER_MIN,
-      skipTraceMaxInFlight: env.SKIPTRACE_MAX_IN_FLIGHT,
-      skipTraceTimeoutMs: env.SKIPTRACE_TIMEOUT_MS,
-      skipTraceBatchConcurrency: env.SKIPTRACE_BATCH_CONCURRENCY,
-      maxKeysPerUser: env.MAX_KEYS_PER_USER,
-      marksMaxInFlightPerUser: env.MARKS_MAX_IN_FLIGHT_PER_USER,
-    },
+    limits: limitsConfig(env),
     notificationSweep: {
       retentionDays: env.NOTIFICATION_RETENTION_DAYS,
       intervalMs: env.NOTIFICATION_SWEEP_INTERVAL_MS,
