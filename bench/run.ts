@@ -207,9 +207,17 @@ async function startPeers(servers: Partial<Record<ServerKind, Server>>, common: 
   for (const [kind, server] of started) servers[kind] = server;
 }
 
-/** A scenario's targets on the servers this run started, the baseline right after the service (same requests). */
+/**
+ * A scenario's targets on the servers this run started, the baseline right after the service (same
+ * requests). A tree in either slot other than this one is sent its own tree's documents where the
+ * scenario has them (`requestsOfTree`), so an older tree runs in the first slot too.
+ */
 function withPeersOnly(scenario: Scenario): Scenario {
-  const targets = scenario.targets.filter((t) => t.server === 'service' || peers.has(t.server));
+  const ownTree = (target: Scenario['targets'][number]) =>
+    target.server === 'service' && serviceRoot !== ROOT && scenario.requestsOfTree
+      ? { ...target, requests: scenario.requestsOfTree(serviceRoot) }
+      : target;
+  const targets = scenario.targets.filter((t) => t.server === 'service' || peers.has(t.server)).map(ownTree);
   const service = targets.find((t) => t.server === 'service');
   if (baselineRoot && service)
     targets.splice(1, 0, {
